@@ -1,0 +1,152 @@
+// Command tollfree runs the gateway and its tools. It only wires packages
+// together; the logic lives in them.
+//
+//	tollfree serve [-config tollfree.yaml]   run the gateway
+//	tollfree check [-config tollfree.yaml]   validate a config and print its chains
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tollfree/tollfree"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/httpapi"
+)
+
+const usage = `tollfree keeps an AI feature answering on free LLM tiers.
+
+Usage:
+  tollfree serve [-config FILE] [-listen ADDR]   run the gateway
+  tollfree check [-config FILE]                  validate a config, print chains, routes and limits
+
+Without -config, tollfree.yaml is read when it exists; otherwise the built-in
+free-tier presets are used with the provider keys found in the environment
+(GROQ_API_KEY, GEMINI_API_KEY, CEREBRAS_API_KEY, OPENROUTER_API_KEY,
+NVIDIA_API_KEY, MISTRAL_API_KEY, GITHUB_TOKEN...).
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], stdout, stderr)
+	case "check":
+		err = check(args[1:], stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "tollfree: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		fmt.Fprintf(stderr, "tollfree %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+type usageError struct{ error }
+
+// loadPlan reads the config named by path, or tollfree.yaml when it exists,
+// or builds the default plan from the environment.
+func loadPlan(path string) (*config.Plan, error) {
+	if path == "" {
+		if _, err := os.Stat("tollfree.yaml"); err == nil {
+			path = "tollfree.yaml"
+		}
+	}
+	if path == "" {
+		return config.Default(os.Getenv)
+	}
+	return config.Load(path, os.Getenv)
+}
+
+func check(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	path := fs.String("config", "", "config file (default tollfree.yaml if present, else built-in presets)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	plan, err := loadPlan(*path)
+	if err != nil {
+		return err
+	}
+	config.WriteTable(stdout, plan)
+	return nil
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	path := fs.String("config", "", "config file (default tollfree.yaml if present, else built-in presets)")
+	listen := fs.String("listen", "", "listen address (overrides the config's listen)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	plan, err := loadPlan(*path)
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		plan.Listen = *listen
+	}
+	st, closeStore, health, err := openStore(ctx, plan, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Store: st, Logger: logger, Health: health})
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	srv := httpapi.HTTPServer(plan, gw.Handler())
+	ln, err := net.Listen("tcp", plan.Listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (is another tollfree running? change listen or -listen)", plan.Listen, err)
+	}
+	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down; letting requests in flight finish", "grace", plan.Server.ShutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), plan.Server.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package config
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tollfree/tollfree/failure"
+)
+
+// modelSpec is a model resolved from its preset entry and its config.
+type modelSpec struct {
+	limits      Limits
+	reset       string
+	timeout     time.Duration
+	maxContext  int
+	maxOutput   int
+	extra       map[string]json.RawMessage
+	plentiful   bool
+	scarce      bool
+	reasoning   bool
+	canContinue bool
+	canonical   string
+}
+
+// modelSpec merges a model's preset entry with its config; known is false
+// when neither lists it.
+func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool) {
+	if st.cfg.Timeout != nil {
+		spec.timeout = time.Duration(*st.cfg.Timeout)
+	}
+	if st.preset != nil {
+		if pm, ok := st.preset.model(id); ok {
+			known = true
+			spec.limits, spec.maxContext, spec.maxOutput = pm.Limits, pm.MaxContext, pm.MaxOutput
+			spec.reasoning, spec.canContinue, spec.canonical = pm.Reasoning, pm.CanContinue, pm.Canonical
+		}
+	}
+	var scarceSet bool
+	if m, ok := st.cfg.Models[id]; ok {
+		known = true
+		if m != nil {
+			override(&spec.limits.RPM, m.RPM)
+			override(&spec.limits.RPD, m.RPD)
+			override(&spec.limits.TPM, m.TPM)
+			override(&spec.limits.TPD, m.TPD)
+			override(&spec.maxContext, m.MaxContext)
+			override(&spec.maxOutput, m.MaxOutput)
+			override(&spec.plentiful, m.Plentiful)
+			override(&spec.scarce, m.Scarce)
+			override(&spec.reasoning, m.Reasoning)
+			override(&spec.canContinue, m.CanContinue)
+			if m.Timeout != nil {
+				spec.timeout = time.Duration(*m.Timeout)
+			}
+			if m.Canonical != "" {
+				spec.canonical = m.Canonical
+			}
+			spec.reset = m.Reset
+			if len(m.Extra) > 0 {
+				spec.extra = make(map[string]json.RawMessage, len(m.Extra))
+				for k, v := range m.Extra {
+					spec.extra[k] = json.RawMessage(v)
+				}
+			}
+			scarceSet = m.Scarce != nil || m.Plentiful != nil && *m.Plentiful
+		}
+	}
+	if spec.canonical == "" {
+		spec.canonical = defaultCanonical(id)
+	}
+	if !scarceSet {
+		// Scarce: any model whose daily requests, its own or its account's,
+		// are 50 or fewer: such a model must not spend its day on hedges.
+		rpd := spec.limits.RPD
+		if acct := derefInt(st.cfg.Limits.RPD); acct > 0 && (rpd == 0 || acct < rpd) {
+			rpd = acct
+		}
+		spec.scarce = rpd > 0 && rpd <= 50
+	}
+	return spec, known
+}
+
+func override[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// defaultCanonical strips a publisher prefix and a :free suffix:
+// "openai/gpt-oss-120b:free" is "gpt-oss-120b".
+func defaultCanonical(id string) string {
+	id = strings.TrimSuffix(id, ":free")
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		id = id[i+1:]
+	}
+	return id
+}
+
+// compile is stage four: build the immutable Plan from a valid File.
+func (l *loader) compile() *Plan {
+	f := &l.f
+	p := &Plan{
+		Listen:     f.Listen,
+		DataDir:    f.DataDir,
+		Providers:  map[string]*Provider{},
+		Routes:     map[string]*Route{},
+		Chains:     map[string]*Chain{},
+		CallLog:    f.CallLog,
+		AdminToken: f.AdminToken.Value,
+		Redis:      f.Redis,
+		Server: Server{
+			MaxBodyBytes:      int64(f.Server.MaxBody),
+			ReadHeaderTimeout: time.Duration(f.Server.ReadHeaderTimeout),
+			ReadTimeout:       time.Duration(f.Server.ReadTimeout),
+			IdleTimeout:       time.Duration(f.Server.IdleTimeout),
+			ShutdownGrace:     time.Duration(f.Server.ShutdownGrace),
+		},
+		Rest: failure.Policy{
+			Empty:      time.Duration(f.Rest.Empty),
+			MinuteMin:  time.Duration(f.Rest.MinuteMin),
+			MinuteMax:  time.Duration(f.Rest.MinuteMax),
+			DayUnknown: time.Duration(f.Rest.DayUnknown),
+			Auth:       time.Duration(f.Rest.Auth),
+			Gone:       time.Duration(f.Rest.Gone),
+			BadConfig:  time.Duration(f.Rest.BadConfig),
+			Overloaded: time.Duration(f.Rest.Overloaded),
+			Timeout:    time.Duration(f.Rest.Timeout),
+			Growth:     *f.Rest.Growth,
+			GrowthMax:  time.Duration(f.Rest.GrowthMax),
+		},
+	}
+	for _, k := range f.GatewayKeys {
+		if k.Value != "" {
+			p.GatewayKeys = append(p.GatewayKeys, k.Value)
+		}
+	}
+	for _, name := range l.provOrder {
+		p.Providers[name] = l.compileProvider(l.provs[name])
+		p.ProviderOrder = append(p.ProviderOrder, name)
+	}
+	for _, name := range l.chainOrder {
+		p.Chains[name] = l.compileChain(p, name, f.Chains[name])
+		p.ChainOrder = append(p.ChainOrder, name)
+	}
+	return p
+}
+
+func (l *loader) compileProvider(st *provState) *Provider {
+	pc := st.cfg
+	p := &Provider{
+		Name:    st.name,
+		Preset:  pc.Preset,
+		Flavor:  "generic",
+		Dialect: st.dialect,
+		BaseURL: st.baseURL,
+		Headers: maps.Clone(pc.Headers),
+		Limits: Limits{
+			RPM: derefInt(pc.Limits.RPM), RPD: derefInt(pc.Limits.RPD),
+			TPM: derefInt(pc.Limits.TPM), TPD: derefInt(pc.Limits.TPD),
+		},
+		Reset: st.reset,
+	}
+	if st.preset != nil {
+		p.Flavor = st.preset.Flavor
+	}
+	needsKey := st.preset != nil && st.preset.KeyEnv != ""
+	switch {
+	case pc.APIKeyFile != "":
+		needsKey = true
+		p.KeySource = "file " + pc.APIKeyFile
+		b, err := os.ReadFile(pc.APIKeyFile)
+		switch {
+		case err != nil:
+			p.Disabled, p.DisabledReason = true, "no key: cannot read "+pc.APIKeyFile
+		default:
+			p.APIKey = strings.TrimSpace(string(b))
+		}
+	case len(pc.APIKey.Vars) > 0:
+		needsKey = true
+		p.APIKey = strings.TrimSpace(pc.APIKey.Value)
+		p.KeySource = "env " + pc.APIKey.Vars[0]
+	}
+	if !p.Disabled && needsKey && p.APIKey == "" {
+		p.Disabled = true
+		switch {
+		case pc.APIKeyFile != "":
+			p.DisabledReason = "no key: " + pc.APIKeyFile + " is empty"
+		case len(pc.APIKey.Vars) > 0:
+			p.DisabledReason = "no key: set " + pc.APIKey.Vars[0]
+		default:
+			p.DisabledReason = "no key: set api_key"
+		}
+	}
+	if len(st.missing) > 0 && !p.Disabled {
+		p.Disabled, p.DisabledReason = true, "no base URL: set "+strings.Join(st.missing, ", ")
+	}
+	return p
+}
+
+func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
+	ch := &Chain{
+		Name:              name,
+		AttemptTimeout:    time.Duration(*c.AttemptTimeout),
+		Deadline:          time.Duration(*c.Deadline),
+		HedgeDelay:        time.Duration(*c.HedgeDelay),
+		MaxInFlight:       *c.MaxInFlight,
+		HedgeMinDaily:     *c.HedgeMinDaily,
+		Margin:            *c.Margin,
+		LatencyAware:      c.LatencyAware,
+		SameModel:         c.SameModel,
+		Interactive:       *c.Interactive,
+		HideRoute:         c.HideRoute,
+		FailoverOnRefusal: c.FailoverOnRefusal,
+		KeepExchanges:     c.KeepExchanges,
+		TrimSystem:        c.TrimSystem,
+		CacheTTL:          time.Duration(*c.CacheTTL),
+		ContentVersion:    c.ContentVersion,
+		Reasoning:         c.Reasoning,
+		IdleTimeout:       time.Duration(*c.IdleTimeout),
+	}
+	if c.WaitCap != nil {
+		ch.WaitCap = time.Duration(*c.WaitCap)
+	}
+	switch fb := c.Fallback; {
+	case fb.Message != "":
+		ch.Fallback = Fallback{Kind: FallbackMessage, Message: fb.Message}
+	case fb.Search != "":
+		ch.Fallback = Fallback{Kind: FallbackSearch, Content: fb.Search}
+	default:
+		ch.Fallback = Fallback{Kind: FallbackError}
+	}
+	rank := 0
+	for _, ref := range c.Routes {
+		id := strings.TrimSpace(ref.Route)
+		r, ok := p.Routes[id]
+		if !ok {
+			r = l.compileRoute(p, id)
+			p.Routes[id] = r
+			p.RouteOrder = append(p.RouteOrder, id)
+		}
+		if ref.Rank > 0 {
+			rank = ref.Rank
+		} else {
+			rank++
+		}
+		ch.Routes = append(ch.Routes, r)
+		ch.Ranks = append(ch.Ranks, rank)
+	}
+	return ch
+}
+
+func (l *loader) compileRoute(p *Plan, id string) *Route {
+	provName, model, _ := strings.Cut(id, "/")
+	st := l.provs[provName]
+	prov := p.Providers[provName]
+	spec, _ := l.modelSpec(st, model)
+	r := &Route{
+		ID:          id,
+		Provider:    prov,
+		Model:       model,
+		Canonical:   spec.canonical,
+		Limits:      spec.limits,
+		Reset:       prov.Reset,
+		Timeout:     spec.timeout,
+		MaxContext:  spec.maxContext,
+		MaxOutput:   spec.maxOutput,
+		Extra:       spec.extra,
+		Plentiful:   spec.plentiful,
+		Scarce:      spec.scarce,
+		Reasoning:   spec.reasoning,
+		CanContinue: spec.canContinue,
+	}
+	if spec.reset != "" {
+		if rs, err := parseReset(spec.reset); err == nil {
+			r.Reset = rs
+		}
+	}
+	if prov.Disabled {
+		r.Disabled, r.DisabledReason = true, prov.DisabledReason
+	}
+	return r
+}

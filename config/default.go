@@ -1,0 +1,57 @@
+package config
+
+// defaultYAML is the configuration Default compiles: every preset, and an
+// "answer" chain over their good free models in seed 000's order: the fast
+// and dependable first (Gemini Flash-Lite, Groq, Cerebras, NVIDIA, Mistral,
+// GitHub's low tier), then the better but scarce models (20 to 50 a day),
+// then the bulk reserve (Gemma at 14,400 a day, the 8B models). OpenRouter's
+// :free catalog changes too often to name a model here; Ollama is local and
+// not assumed to run.
+const defaultYAML = `
+admin_token: ${TOLLFREE_ADMIN_TOKEN}
+gateway_keys: [${TOLLFREE_KEY}]
+redis: ${REDIS_URL}
+providers:
+  gemini: {}
+  groq: {}
+  cerebras: {}
+  nvidia: {}
+  mistral: {}
+  github: {}
+  openrouter: {}
+  cloudflare: {}
+chains:
+  answer:
+    routes:
+      - gemini/gemini-3.1-flash-lite
+      - groq/llama-3.3-70b-versatile
+      - cerebras/llama-3.3-70b
+      - nvidia/meta/llama-3.3-70b-instruct
+      - mistral/mistral-small-latest
+      - github/openai/gpt-4o-mini
+      - gemini/gemini-2.5-flash
+      - gemini/gemini-3.5-flash
+      - github/openai/gpt-4o
+      - gemini/gemma-3-27b-it
+      - groq/llama-3.1-8b-instant
+      - cerebras/llama3.1-8b
+      - cloudflare/@cf/meta/llama-3.1-8b-instruct
+    attempt_timeout: 15s
+    deadline: 45s
+    hedge_delay: 3s
+    fallback: {message: "The assistant is resting. Please try again in a minute."}
+`
+
+// DefaultName is the name Default's problems carry.
+const DefaultName = "built-in defaults"
+
+// Default builds a plan with no config file: every preset provider, keyed
+// from env where its key variable is set (GROQ_API_KEY, GEMINI_API_KEY...)
+// and listed as disabled where it is not; an "answer" chain over their good
+// free models with a fixed fallback message; and the role chains of
+// PLANNER_MODEL, EXTRACTOR_MODEL and JUDGE_MODEL when set. It also reads
+// TOLLFREE_ADMIN_TOKEN, TOLLFREE_KEY and REDIS_URL. It fails only when a
+// role variable is malformed.
+func Default(env func(string) string) (*Plan, error) {
+	return Parse(DefaultName, []byte(defaultYAML), env)
+}

@@ -1,0 +1,245 @@
+package config
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/tollfree/tollfree/failure"
+)
+
+// Plan is a compiled configuration: immutable runtime values, with every
+// default applied and every reference resolved. Nothing in it changes after
+// Compile returns; the router and the server read it without locks.
+type Plan struct {
+	// Listen is the HTTP listen address. Default 127.0.0.1:8080.
+	Listen string
+	// DataDir is where local state, the call log and the cache live.
+	// Default ./.tollfree.
+	DataDir string
+	// Providers by name, and in config order.
+	Providers     map[string]*Provider
+	ProviderOrder []string
+	// Routes by ID ("groq/llama-3.3-70b-versatile"), and in first-use order.
+	Routes     map[string]*Route
+	RouteOrder []string
+	// Chains by name, and in config order. A client names a chain as its
+	// request's model.
+	Chains     map[string]*Chain
+	ChainOrder []string
+	// Server holds the HTTP server's limits.
+	Server Server
+	// Rest holds how long each kind of failure rests a route.
+	Rest failure.Policy
+	// CallLog is the path of the JSONL call log; "" means DataDir/calls.jsonl,
+	// "-" means standard output, "off" disables it.
+	CallLog string
+	// AdminToken protects the admin actions; "" turns them off.
+	AdminToken string
+	// GatewayKeys, when not empty, are the bearer tokens a caller must send.
+	GatewayKeys []string
+	// Redis is the address (redis://...) of a shared state store; "" keeps
+	// state local.
+	Redis string
+}
+
+// Server holds the HTTP server's limits. Zero values mean the defaults.
+type Server struct {
+	// MaxBodyBytes caps a request body. Default 4 MiB.
+	MaxBodyBytes int64
+	// ReadHeaderTimeout default 10s; ReadTimeout (whole body) default 30s;
+	// IdleTimeout default 120s; ShutdownGrace default 30s.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	ShutdownGrace     time.Duration
+}
+
+// Dialect is the wire format a provider speaks.
+type Dialect string
+
+// The dialects.
+const (
+	DialectOpenAI Dialect = "openai"
+	DialectGemini Dialect = "gemini"
+)
+
+// Provider is one account at one API.
+type Provider struct {
+	// Name is the config key ("groq").
+	Name string
+	// Preset is the catalog entry it started from, "" for none.
+	Preset string
+	// Flavor names the provider's quirks (groq, gemini, cerebras,
+	// openrouter, nvidia, mistral, github, ollama, cloudflare, generic): which
+	// error bodies and rate-limit headers to expect. It comes from the preset;
+	// default generic.
+	Flavor  string
+	Dialect Dialect
+	// BaseURL, without a trailing slash ("https://api.groq.com/openai/v1").
+	BaseURL string
+	// APIKey is the key, read from the environment or a file; never logged.
+	APIKey string
+	// KeySource says where the key came from ("env GROQ_API_KEY",
+	// "file /run/secrets/groq"), for `check` and the status page.
+	KeySource string
+	// Headers are extra HTTP headers sent on every call.
+	Headers map[string]string
+	// Limits are account-wide: shared by all this provider's routes
+	// (OpenRouter's 20 RPM over every :free model). Zero fields: no limit.
+	Limits Limits
+	// Reset is when this provider's daily counts start again.
+	Reset Reset
+	// Disabled is true when the provider cannot be called (no key); the
+	// reason says why. Its routes are listed but skipped.
+	Disabled       bool
+	DisabledReason string
+}
+
+// Limits are the counts a route or a provider may spend. Zero means no limit.
+type Limits struct {
+	RPM int // requests per minute (sliding minute)
+	RPD int // requests per day (per Reset)
+	TPM int // tokens per minute (sliding minute)
+	TPD int // tokens per day (per Reset)
+}
+
+// ResetKind is how a daily window starts again.
+type ResetKind int
+
+// The reset kinds.
+const (
+	// ResetMidnight: counts start again at 00:00 in Reset.Location.
+	ResetMidnight ResetKind = iota
+	// ResetRolling: the day is the last 24 hours, refilling continuously.
+	ResetRolling
+)
+
+// Reset is a daily reset rule.
+type Reset struct {
+	Kind ResetKind
+	// Location is the zone of a midnight reset (America/Los_Angeles for
+	// Gemini, UTC for OpenRouter). Never nil after Compile.
+	Location *time.Location
+}
+
+// Route is one model at one provider.
+type Route struct {
+	// ID is "provider/model", the name used everywhere: logs, status, the
+	// response's model field.
+	ID       string
+	Provider *Provider
+	// Model is the provider's id for the model.
+	Model string
+	// Canonical is the model's provider-independent name (gpt-oss-120b), used
+	// by same-model chains. Default: Model without its publisher prefix and
+	// :free suffix.
+	Canonical string
+	// Limits are this route's own; the provider's account-wide limits apply
+	// on top.
+	Limits Limits
+	// Reset defaults to the provider's.
+	Reset Reset
+	// Timeout caps one attempt (for a stream: the wait for the first token).
+	// Zero means the chain's attempt timeout.
+	Timeout time.Duration
+	// MaxContext is the model's context window in tokens; 0 means unknown.
+	MaxContext int
+	// MaxOutput caps max_tokens sent to this route; 0 means no cap.
+	MaxOutput int
+	// Extra are extra request body fields (a thinking level...).
+	Extra map[string]json.RawMessage
+	// Plentiful marks a route that may be hedged onto whatever its remaining
+	// daily budget; Scarce marks one that never is (a 20-a-day model). By
+	// default a route is hedged onto when its daily remainder is above the
+	// chain's hedge threshold.
+	Plentiful bool
+	Scarce    bool
+	// Reasoning marks a model that thinks before answering: a longer
+	// first-token timeout applies.
+	Reasoning bool
+	// CanContinue marks a route that continues a partial assistant message.
+	CanContinue bool
+	// Disabled routes are listed but never called; DisabledReason says why.
+	Disabled       bool
+	DisabledReason string
+}
+
+// Key returns the quota key of the route's own counts.
+func (r *Route) Key() string { return r.ID }
+
+// FallbackKind is what answers when every route of a chain failed.
+type FallbackKind int
+
+// The fallback kinds.
+const (
+	// FallbackError answers with an error and Retry-After (the default).
+	FallbackError FallbackKind = iota
+	// FallbackMessage answers 200 with a fixed message.
+	FallbackMessage
+	// FallbackSearch answers with a keyword search over the content.
+	FallbackSearch
+)
+
+// Fallback is a chain's last answer.
+type Fallback struct {
+	Kind    FallbackKind
+	Message string
+	// Content is the folder or file searched by FallbackSearch.
+	Content string
+}
+
+// Chain is an ordered list of routes serving one use case.
+type Chain struct {
+	Name   string
+	Routes []*Route
+	// AttemptTimeout caps one attempt of a route without its own timeout.
+	// Default 20s.
+	AttemptTimeout time.Duration
+	// Deadline caps the whole request, every attempt and wait included.
+	// Default 60s.
+	Deadline time.Duration
+	// HedgeDelay starts the next eligible route when the running attempt has
+	// not answered after it. Zero: no hedging.
+	HedgeDelay time.Duration
+	// MaxInFlight caps attempts racing at once. Default 2.
+	MaxInFlight int
+	// HedgeMinDaily is the daily remainder (requests) a route needs to be
+	// hedged onto. Default 100.
+	HedgeMinDaily int
+	// Margin is the safety margin on budgets: a route is skipped when the
+	// request would take it past (1-Margin) of a limit. Default 0.05.
+	Margin float64
+	// LatencyAware prefers, among routes of the same Rank, the faster one.
+	LatencyAware bool
+	// Ranks gives each route's rank (same index as Routes); routes of equal
+	// rank may be reordered by latency. Default: each its own rank.
+	Ranks []int
+	// SameModel refuses routes of different canonical models and lets the
+	// chain wait for a limited route (up to WaitCap) instead of failing.
+	SameModel bool
+	WaitCap   time.Duration
+	// Interactive chains never wait for a rest to end. Default true.
+	Interactive bool
+	// HideRoute hides which route answered: the response's model is the
+	// chain's name.
+	HideRoute bool
+	// FailoverOnRefusal lets a refused request try the next route.
+	FailoverOnRefusal bool
+	// KeepExchanges sends only the last N user/assistant exchanges (plus the
+	// system prompt); 0 sends all.
+	KeepExchanges int
+	// TrimSystem lets the system prompt be cut to fit a smaller route.
+	TrimSystem bool
+	// CacheTTL is how long answers are cached; 0 disables the cache.
+	CacheTTL time.Duration
+	// ContentVersion is mixed into cache keys; change it to retire every
+	// cached answer.
+	ContentVersion string
+	// Reasoning says what to do with reasoning text: "pass" (as
+	// reasoning_content) or "drop". Default drop.
+	Reasoning string
+	// IdleTimeout is how long a stream may go silent after its first token
+	// before it counts as broken. Default 30s.
+	IdleTimeout time.Duration
+	Fallback    Fallback
+}

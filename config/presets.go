@@ -1,0 +1,263 @@
+package config
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Preset is one free-tier provider's catalog entry: its wire facts, its
+// published free limits and its models. A provider that names a preset
+// starts from these values; its config overrides any of them.
+//
+// Every figure carries its source and the source's date, taken from
+// /work/shared/PROVIDERS.md ("cheahjs" is the README of
+// github.com/cheahjs/free-llm-api-resources at commit e6765bc [2026-07-18]).
+// Free limits change often: they are defaults, not truth.
+type Preset struct {
+	Name string
+	// Flavor names the provider's quirks; see Provider.Flavor.
+	Flavor  string
+	Dialect Dialect
+	// BaseURL may reference the environment (Cloudflare's account id).
+	BaseURL string
+	// KeyEnv is the variable the key is read from by default; "" when the
+	// provider needs no key (Ollama).
+	KeyEnv string
+	// Limits are account-wide, shared by every model.
+	Limits Limits
+	// Reset is the daily reset rule, as written in a config file.
+	Reset string
+	// Timeout is the default attempt timeout of the preset's models; zero
+	// leaves it to each chain.
+	Timeout time.Duration
+	// AnyModel accepts model ids the catalog does not list (Ollama runs
+	// whatever was pulled); AnyModelSuffix accepts ids with that suffix
+	// (OpenRouter's ":free" catalog changes weekly).
+	AnyModel       bool
+	AnyModelSuffix string
+	Models         []PresetModel
+	// Source says where the limits and facts come from, with dates.
+	Source string
+}
+
+// PresetModel is one model of a preset.
+type PresetModel struct {
+	ID string
+	// Limits are per model; zero fields are unknown or unlimited.
+	Limits     Limits
+	MaxContext int
+	MaxOutput  int
+	Reasoning  bool
+	// CanContinue: the provider continues a partial assistant message.
+	CanContinue bool
+	// Canonical names the model across providers; "" takes the default.
+	Canonical string
+	// Source of the model's figures, with its date.
+	Source string
+}
+
+// Sources shared by several entries.
+const (
+	srcGroq       = "console.groq.com/docs/rate-limits free plan table [late 2025 snapshot]; cheahjs [2026-07-18] agrees"
+	srcGemini     = "cheahjs [2026-07-18], read from Google's Cloud Quotas API; TPM counts input tokens only"
+	srcCerebras   = "inference-docs.cerebras.ai/support/rate-limits [undated; cheahjs 2026-07-18 agrees for gpt-oss-120b, llama3.1-8b]; TPH/RPH not modelled"
+	srcCtxCard    = "context from the model card [not in PROVIDERS.md, unverified]"
+	srcGeminiCtx  = "context 1048576 from Gemini's 400 body quoted in PROVIDERS.md [2026]"
+	srcGitHub     = "docs.github.com github-models prototyping doc, Copilot Free [2026-07]; tokens in/out per request"
+	srcUnverified = "id from the provider's catalog [not in PROVIDERS.md, unverified]; limits are the account's"
+)
+
+// Presets returns the catalog, sorted by name. Each call builds it afresh.
+func Presets() []Preset {
+	m := presetCatalog()
+	out := make([]Preset, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LookupPreset returns the preset called name.
+func LookupPreset(name string) (Preset, bool) {
+	p, ok := presetCatalog()[name]
+	return p, ok
+}
+
+// model returns the preset's entry for id.
+func (p Preset) model(id string) (PresetModel, bool) {
+	for _, m := range p.Models {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return PresetModel{}, false
+}
+
+// acceptsAny reports whether the preset accepts an unlisted model id.
+func (p Preset) acceptsAny(id string) bool {
+	return p.AnyModel || p.AnyModelSuffix != "" && strings.HasSuffix(id, p.AnyModelSuffix)
+}
+
+func presetCatalog() map[string]Preset {
+	list := []Preset{
+		{
+			Name: "groq", Flavor: "groq", Dialect: DialectOpenAI,
+			BaseURL: "https://api.groq.com/openai/v1", KeyEnv: "GROQ_API_KEY",
+			// Groq publishes no daily reset time; one measurement saw the RPD
+			// countdown refill continuously (PROVIDERS.md, uncertain).
+			Reset:  "rolling",
+			Source: srcGroq,
+			Models: []PresetModel{
+				{ID: "llama-3.1-8b-instant", Limits: Limits{RPM: 30, RPD: 14400, TPM: 6000, TPD: 500000}, MaxContext: 131072, Canonical: "llama-3.1-8b", Source: srcGroq + "; " + srcCtxCard},
+				{ID: "llama-3.3-70b-versatile", Limits: Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000}, MaxContext: 131072, Canonical: "llama-3.3-70b", Source: srcGroq + "; " + srcCtxCard},
+				{ID: "openai/gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcGroq + "; " + srcCtxCard},
+				{ID: "openai/gpt-oss-20b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-20b", Source: srcGroq + "; " + srcCtxCard},
+				{ID: "qwen/qwen3-32b", Limits: Limits{RPM: 60, RPD: 1000, TPM: 6000, TPD: 500000}, MaxContext: 131072, Reasoning: true, Canonical: "qwen3-32b", Source: srcGroq + "; " + srcCtxCard},
+				{ID: "meta-llama/llama-4-scout-17b-16e-instruct", Limits: Limits{RPM: 30, RPD: 1000, TPM: 30000, TPD: 500000}, MaxContext: 131072, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "moonshotai/kimi-k2-instruct-0905", Limits: Limits{RPM: 60, RPD: 1000, TPM: 10000, TPD: 300000}, MaxContext: 262144, Canonical: "kimi-k2-instruct-0905", Source: srcGroq + "; " + srcCtxCard},
+				{ID: "groq/compound", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Source: srcGroq + "; no TPD published"},
+				{ID: "groq/compound-mini", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Source: srcGroq + "; no TPD published"},
+				{ID: "allam-2-7b", Limits: Limits{RPM: 30, RPD: 7000, TPM: 6000, TPD: 500000}, MaxContext: 4096, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "qwen/qwen3.6-27b", Limits: Limits{RPD: 1000, TPM: 8000}, Canonical: "qwen3.6-27b", Source: "cheahjs [2026-07-18]; RPM and TPD not listed"},
+			},
+		},
+		{
+			Name: "gemini", Flavor: "gemini", Dialect: DialectGemini,
+			BaseURL: "https://generativelanguage.googleapis.com/v1beta", KeyEnv: "GEMINI_API_KEY",
+			// "Requests per day (RPD) quotas reset at midnight Pacific time."
+			// (ai.google.dev/gemini-api/docs/rate-limits). Pro models have no
+			// free quota in 2026 (429 "limit: 0"), so none is listed.
+			Reset:  "midnight America/Los_Angeles",
+			Source: srcGemini + "; reset: ai.google.dev/gemini-api/docs/rate-limits; limits are per project",
+			Models: []PresetModel{
+				{ID: "gemini-3.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-3-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-3.1-flash-lite", Limits: Limits{RPM: 15, RPD: 500, TPM: 250000}, MaxContext: 1048576, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-2.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx},
+				// Flash-Lite thinks only when given a budget (512..24576).
+				{ID: "gemini-2.5-flash-lite", Limits: Limits{RPM: 10, RPD: 20, TPM: 250000}, MaxContext: 1048576, Source: srcGemini + "; " + srcGeminiCtx},
+				{ID: "gemma-3-27b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-12b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-4b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-1b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 32768, Source: srcGemini + "; " + srcCtxCard},
+			},
+		},
+		{
+			Name: "cerebras", Flavor: "cerebras", Dialect: DialectOpenAI,
+			BaseURL: "https://api.cerebras.ai/v1", KeyEnv: "CEREBRAS_API_KEY",
+			// A token bucket that refills continuously (same docs page). A
+			// 2026-06 free key reported 5 RPM / 2400 RPD instead
+			// (github.com/elizaOS/eliza/issues/8434): accounts differ.
+			Reset:  "rolling",
+			Source: srcCerebras,
+			Models: []PresetModel{
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
+				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
+				{ID: "llama-3.3-70b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.3-70b", Source: srcCerebras},
+				{ID: "qwen-3-32b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "qwen3-32b", Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-instruct-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "qwen3-235b-a22b-instruct-2507", Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-thinking-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "qwen3-235b-a22b-thinking-2507", Source: srcCerebras},
+				{ID: "qwen-3-coder-480b", Limits: Limits{RPM: 10, RPD: 100, TPM: 150000, TPD: 1000000}, Canonical: "qwen3-coder-480b", Source: srcCerebras},
+			},
+		},
+		{
+			Name: "openrouter", Flavor: "openrouter", Dialect: DialectOpenAI,
+			BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY",
+			// Account-wide over every :free model: 20 RPM, 50 RPD (1000 RPD
+			// once 10 credits were ever bought); the day resets at 00:00 UTC
+			// (openrouter.ai/docs/guides/routing/model-variants/free.md,
+			// PROVIDERS.md [2026]). Busy models get lower caps on the fly.
+			Limits:         Limits{RPM: 20, RPD: 50},
+			Reset:          "midnight UTC",
+			AnyModelSuffix: ":free",
+			Source:         "openrouter.ai/docs/guides/routing/model-variants/free.md [2026]; account-wide over :free models",
+			Models: []PresetModel{
+				{ID: "qwen/qwen3-coder:free", Canonical: "qwen3-coder", Source: "429 body in PROVIDERS.md [2026]: capped at 8 RPM when busy"},
+			},
+		},
+		{
+			Name: "nvidia", Flavor: "nvidia", Dialect: DialectOpenAI,
+			BaseURL: "https://integrate.api.nvidia.com/v1", KeyEnv: "NVIDIA_API_KEY",
+			// 40 RPM per account, no daily cap published (cheahjs
+			// [2026-07-18]); some popular models are throttled far lower.
+			Limits: Limits{RPM: 40},
+			Reset:  "rolling",
+			Source: "cheahjs [2026-07-18]: 40 RPM account-wide, no daily cap",
+			Models: []PresetModel{
+				{ID: "nvidia/nemotron-3-nano-30b-a3b", Reasoning: true, Source: "PROVIDERS.md (github.com/NVIDIA-NeMo/Guardrails/pull/2316); thinks with chat_template_kwargs.enable_thinking"},
+				{ID: "meta/llama-3.3-70b-instruct", Canonical: "llama-3.3-70b", MaxContext: 131072, Source: srcUnverified + "; " + srcCtxCard},
+				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", MaxContext: 131072, Source: srcUnverified + "; " + srcCtxCard},
+			},
+		},
+		{
+			Name: "mistral", Flavor: "mistral", Dialect: DialectOpenAI,
+			BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY",
+			// Experiment plan: "1 request per second, 500,000 tokens per
+			// minute, 1 billion tokens per month", organization-wide
+			// (help.mistral.ai/en/articles/225174); the month is not modelled.
+			// Mistral continues an assistant message sent with prefix: true.
+			Limits: Limits{RPM: 60, TPM: 500000},
+			Reset:  "rolling",
+			Source: "help.mistral.ai/en/articles/225174 [2026]; cheahjs [2026-07-18] says per model",
+			Models: []PresetModel{
+				{ID: "mistral-small-latest", CanContinue: true, Canonical: "mistral-small", Source: srcUnverified},
+				{ID: "mistral-medium-latest", CanContinue: true, Canonical: "mistral-medium", Source: srcUnverified},
+				{ID: "mistral-large-latest", CanContinue: true, Canonical: "mistral-large", Source: srcUnverified},
+				{ID: "open-mistral-nemo", CanContinue: true, Canonical: "mistral-nemo", Source: srcUnverified},
+			},
+		},
+		{
+			Name: "github", Flavor: "github", Dialect: DialectOpenAI,
+			BaseURL: "https://models.github.ai/inference", KeyEnv: "GITHUB_TOKEN",
+			// Per user per model over a 86400 s window with no fixed reset
+			// hour (429 bodies quote waits like 5631 s): rolling.
+			Reset:  "rolling",
+			Source: srcGitHub,
+			Models: []PresetModel{
+				{ID: "openai/gpt-4o-mini", Limits: Limits{RPM: 15, RPD: 150}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; Low tier"},
+				{ID: "openai/gpt-4o", Limits: Limits{RPM: 10, RPD: 50}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; High tier (413 body names gpt-4o's 8000)"},
+				{ID: "deepseek/DeepSeek-R1", Limits: Limits{RPM: 1, RPD: 8}, MaxContext: 4000, MaxOutput: 4000, Reasoning: true, Canonical: "deepseek-r1", Source: srcGitHub},
+				{ID: "xai/grok-3", Limits: Limits{RPM: 1, RPD: 15}, Canonical: "grok-3", Source: srcGitHub + "; tokens per request not listed"},
+			},
+		},
+		{
+			Name: "cloudflare", Flavor: "cloudflare", Dialect: DialectOpenAI,
+			BaseURL: "https://api.cloudflare.com/client/v4/accounts/${CLOUDFLARE_ACCOUNT_ID}/ai/v1", KeyEnv: "CLOUDFLARE_API_TOKEN",
+			// 10,000 Neurons a day account-wide, "All limits reset daily at
+			// 00:00 UTC" (cloudflare-docs workers-ai/platform/pricing.mdx
+			// [2026]); neurons are not requests or tokens, so not modelled.
+			Reset:  "midnight UTC",
+			Source: "developers.cloudflare.com/workers-ai (pricing.mdx, open-ai-compatibility) [2026]",
+			Models: []PresetModel{
+				{ID: "@cf/meta/llama-3.1-8b-instruct", Canonical: "llama-3.1-8b", Source: "developers.cloudflare.com/workers-ai/get-started/rest-api [2026]"},
+			},
+		},
+		{
+			Name: "ollama", Flavor: "ollama", Dialect: DialectOpenAI,
+			BaseURL: "http://localhost:11434/v1",
+			// Local: no key, no limits, whatever models were pulled; a CPU
+			// may take long for a first token (tollfree's default).
+			Reset:    "rolling",
+			Timeout:  2 * time.Minute,
+			AnyModel: true,
+			Source:   "github.com/ollama/ollama openai/openai.go (PROVIDERS.md)",
+		},
+	}
+	m := make(map[string]Preset, len(list))
+	for _, p := range list {
+		m[p.Name] = p
+	}
+	return m
+}
+
+// presetNames lists the catalog's names, sorted.
+func presetNames(cat map[string]Preset) []string {
+	names := make([]string, 0, len(cat))
+	for n := range cat {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,215 @@
+package config
+
+// File is the configuration file's schema: plain structs decoded from YAML,
+// before defaults. Each field's doc gives its unit, its default and what zero
+// means. Every string value may use ${ENV} and ${ENV:-default}.
+type File struct {
+	// Listen is the HTTP listen address, host:port. Default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// DataDir holds local state, the call log and the cache. Default ./.tollfree.
+	DataDir string `yaml:"data_dir"`
+	// Redis is a redis:// (or rediss://, unix://) address of shared state;
+	// empty keeps state local.
+	Redis string `yaml:"redis"`
+	// CallLog is the call log's path: "" for DataDir/calls.jsonl, "-" for
+	// standard output, "off" for none.
+	CallLog string `yaml:"call_log"`
+	// AdminToken protects the admin actions; empty turns them off.
+	AdminToken Secret `yaml:"admin_token"`
+	// GatewayKeys are the bearer tokens callers must send; empty values (an
+	// unset variable) are dropped, and no keys means no check.
+	GatewayKeys []Secret `yaml:"gateway_keys"`
+	// Server holds the HTTP server's limits.
+	Server ServerConfig `yaml:"server"`
+	// Rest says how long each kind of failure rests a route.
+	Rest RestConfig `yaml:"rest"`
+	// Providers by name. A provider named after a preset (groq, gemini...)
+	// uses that preset unless it names another.
+	Providers map[string]*ProviderConfig `yaml:"providers"`
+	// Chains by name; a client names a chain as its request's model.
+	Chains map[string]*ChainConfig `yaml:"chains"`
+	// Roles are environment variables that each define a chain
+	// (PLANNER_MODEL defines "planner"). Default PLANNER_MODEL,
+	// EXTRACTOR_MODEL, JUDGE_MODEL; an empty list turns roles off. A variable
+	// that is unset defines nothing.
+	Roles []string `yaml:"roles"`
+}
+
+// ServerConfig holds the HTTP server's limits.
+type ServerConfig struct {
+	// MaxBody caps a request body ("4MiB", "512KiB", or bytes). Default 4MiB.
+	MaxBody Size `yaml:"max_body"`
+	// ReadHeaderTimeout default 10s.
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
+	// ReadTimeout caps reading a whole request. Default 30s.
+	ReadTimeout Duration `yaml:"read_timeout"`
+	// IdleTimeout caps an idle keep-alive connection. Default 120s.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// ShutdownGrace is how long in-flight requests get at shutdown. Default 30s.
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+}
+
+// RestConfig says how long each kind of failure rests a route (DESIGN.md,
+// the decision table). Zero fields take the defaults.
+type RestConfig struct {
+	// Empty: a 2xx with no answer. Default 30s.
+	Empty Duration `yaml:"empty"`
+	// MinuteMin and MinuteMax clamp the retry-after of a per-minute limit.
+	// Defaults 20s and 5m.
+	MinuteMin Duration `yaml:"minute_min"`
+	MinuteMax Duration `yaml:"minute_max"`
+	// DayUnknown rests a per-day limit whose reset is unknown. Default 1h.
+	DayUnknown Duration `yaml:"day_unknown"`
+	// Auth rests every route of a provider that refused its key. Default 1h.
+	Auth Duration `yaml:"auth"`
+	// Gone rests a route whose model is not found. Default 6h.
+	Gone Duration `yaml:"gone"`
+	// BadConfig rests a route whose own settings are refused. Default 6h.
+	BadConfig Duration `yaml:"bad_config"`
+	// Overloaded rests a route after a 5xx or a refused connection. Default 30s.
+	Overloaded Duration `yaml:"overloaded"`
+	// Timeout rests a route that did not answer in time. Default 30s.
+	Timeout Duration `yaml:"timeout"`
+	// Growth multiplies the overloaded and timeout rests for each failure in
+	// a row; 1 (the default) keeps them flat. At least 1.
+	Growth *float64 `yaml:"growth"`
+	// GrowthMax caps a grown rest. Default 10m.
+	GrowthMax Duration `yaml:"growth_max"`
+}
+
+// ProviderConfig is one account at one API. Fields left out come from the
+// preset.
+type ProviderConfig struct {
+	// Preset names a catalog entry (groq, gemini, cerebras, openrouter,
+	// nvidia, mistral, github, ollama, cloudflare). Default: the provider's
+	// name when it is a preset's name.
+	Preset string `yaml:"preset"`
+	// Dialect is openai or gemini. Default the preset's, else openai.
+	Dialect string `yaml:"dialect"`
+	// BaseURL is the API's base ("https://api.groq.com/openai/v1"). Default
+	// the preset's; required without one.
+	BaseURL string `yaml:"base_url"`
+	// APIKey must be a reference, ${GROQ_API_KEY}: a key written in the file
+	// is refused. Default: the preset's variable.
+	APIKey Secret `yaml:"api_key"`
+	// APIKeyFile is a file holding the key (a container secret).
+	APIKeyFile string `yaml:"api_key_file"`
+	// Headers are extra HTTP headers sent on every call.
+	Headers map[string]string `yaml:"headers"`
+	// Limits are account-wide, shared by all the provider's models.
+	Limits LimitsConfig `yaml:"limits"`
+	// Reset is when daily counts start again: "midnight <zone>" ("midnight
+	// America/Los_Angeles", "midnight UTC") or "rolling". Default the
+	// preset's, else midnight UTC.
+	Reset string `yaml:"reset"`
+	// Timeout is the default attempt timeout of this provider's models; zero
+	// leaves it to each chain.
+	Timeout *Duration `yaml:"timeout"`
+	// Models by the provider's model id. A preset's models are defaults;
+	// every field may be overridden, and new models added.
+	Models map[string]*ModelConfig `yaml:"models"`
+}
+
+// LimitsConfig are counts that may be spent. Unset fields keep the preset's;
+// 0 means no limit.
+type LimitsConfig struct {
+	RPM *int `yaml:"rpm"` // requests per minute
+	RPD *int `yaml:"rpd"` // requests per day
+	TPM *int `yaml:"tpm"` // tokens per minute
+	TPD *int `yaml:"tpd"` // tokens per day
+}
+
+// ModelConfig is one model at one provider. Unset fields keep the preset's.
+type ModelConfig struct {
+	// RPM, RPD, TPM, TPD are the model's own limits (requests or tokens per
+	// minute or day); 0 means none. The provider's limits apply on top.
+	RPM *int `yaml:"rpm"`
+	RPD *int `yaml:"rpd"`
+	TPM *int `yaml:"tpm"`
+	TPD *int `yaml:"tpd"`
+	// Reset defaults to the provider's.
+	Reset string `yaml:"reset"`
+	// Timeout caps one attempt; zero leaves it to the chain.
+	Timeout *Duration `yaml:"timeout"`
+	// MaxContext is the context window in tokens; 0 unknown.
+	MaxContext *int `yaml:"max_context"`
+	// MaxOutput caps max_tokens; 0 no cap.
+	MaxOutput *int `yaml:"max_output"`
+	// Extra are request body fields sent on every call (a thinking level);
+	// any YAML that has a JSON form.
+	Extra map[string]JSON `yaml:"extra"`
+	// Plentiful, Scarce: see Route. Default: scarce when the daily request
+	// limit (the model's or the provider's) is 50 or less.
+	Plentiful *bool `yaml:"plentiful"`
+	Scarce    *bool `yaml:"scarce"`
+	// Reasoning marks a thinking model.
+	Reasoning *bool `yaml:"reasoning"`
+	// CanContinue marks a model that continues a partial assistant message.
+	CanContinue *bool `yaml:"can_continue"`
+	// Canonical is the provider-independent name. Default: the id without
+	// its publisher prefix and :free suffix.
+	Canonical string `yaml:"canonical"`
+}
+
+// ChainConfig is an ordered list of routes serving one use case. Each field
+// matches the Chain field of the same name; unset fields take the defaults
+// below.
+type ChainConfig struct {
+	// Routes are "provider/model" strings or {route: provider/model, rank: n}.
+	Routes []RouteRef `yaml:"routes"`
+	// AttemptTimeout caps one attempt of a route without its own timeout.
+	// Default 20s.
+	AttemptTimeout *Duration `yaml:"attempt_timeout"`
+	// Deadline caps the whole request. Default 60s; for a chain that is not
+	// interactive, at least wait_cap + attempt_timeout.
+	Deadline *Duration `yaml:"deadline"`
+	// HedgeDelay starts the next route when the running one is silent that
+	// long; shorter than attempt_timeout. Default 0: no hedging.
+	HedgeDelay *Duration `yaml:"hedge_delay"`
+	// MaxInFlight caps attempts racing at once. Default 2.
+	MaxInFlight *int `yaml:"max_in_flight"`
+	// HedgeMinDaily is the daily remainder (requests) a route needs to be
+	// hedged onto. Default 100.
+	HedgeMinDaily *int `yaml:"hedge_min_daily"`
+	// Margin is the budget safety margin, in [0, 0.5). Default 0.05.
+	Margin *float64 `yaml:"margin"`
+	// LatencyAware prefers the faster of routes of equal rank.
+	LatencyAware bool `yaml:"latency_aware"`
+	// SameModel refuses routes whose canonical models differ.
+	SameModel bool `yaml:"same_model"`
+	// WaitCap is the longest wait for a limited route; only for chains that
+	// are not interactive. Default 2m for those, 0 otherwise.
+	WaitCap *Duration `yaml:"wait_cap"`
+	// Interactive chains never wait for a rest to end. Default true.
+	Interactive *bool `yaml:"interactive"`
+	// HideRoute answers with the chain's name as the model.
+	HideRoute bool `yaml:"hide_route"`
+	// FailoverOnRefusal lets a refused request try the next route.
+	FailoverOnRefusal bool `yaml:"failover_on_refusal"`
+	// KeepExchanges sends only the last N exchanges; 0 sends all.
+	KeepExchanges int `yaml:"keep_exchanges"`
+	// TrimSystem lets the system prompt be cut to fit a smaller route.
+	TrimSystem bool `yaml:"trim_system"`
+	// CacheTTL is how long answers are cached. Default 0: no cache.
+	CacheTTL *Duration `yaml:"cache_ttl"`
+	// ContentVersion is mixed into cache keys.
+	ContentVersion string `yaml:"content_version"`
+	// Reasoning is pass or drop. Default drop.
+	Reasoning string `yaml:"reasoning"`
+	// IdleTimeout is how long a stream may go silent after its first token.
+	// Default 30s.
+	IdleTimeout *Duration `yaml:"idle_timeout"`
+	// Fallback answers when every route failed. Default {error: true}.
+	Fallback *FallbackConfig `yaml:"fallback"`
+}
+
+// FallbackConfig is what answers when every route failed: exactly one of
+// message, error: true, or search. Default error.
+type FallbackConfig struct {
+	// Message answers 200 with this fixed text.
+	Message string `yaml:"message"`
+	// Error answers with an error and Retry-After.
+	Error bool `yaml:"error"`
+	// Search answers with a keyword search over this folder or file.
+	Search string `yaml:"search"`
+}

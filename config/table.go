@@ -1,0 +1,148 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes the plan's providers, then each chain's routes, as
+// aligned text for `tollfree check`: status (ready, or disabled with the
+// reason), limits, reset, timeout, context size and where the key comes
+// from. It never writes a key, a token or a header value.
+func WriteTable(w io.Writer, p *Plan) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRESET\tKEY\tBASE URL")
+	for _, name := range p.ProviderOrder {
+		pr := p.Providers[name]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			pr.Name, pr.Flavor, pr.Dialect, status(pr.Disabled, pr.DisabledReason),
+			count(pr.Limits.RPM), count(pr.Limits.RPD), count(pr.Limits.TPM), count(pr.Limits.TPD),
+			resetString(pr.Reset), orDash(pr.KeySource), redactURL(pr.BaseURL))
+	}
+	tw.Flush()
+	for _, name := range p.ChainOrder {
+		c := p.Chains[name]
+		fmt.Fprintf(w, "\nchain %s: %s\n", c.Name, chainSummary(c))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRESET\tTIMEOUT\tCONTEXT\tFLAGS\tKEY")
+		for i, r := range c.Routes {
+			timeout := "chain"
+			if r.Timeout > 0 {
+				timeout = r.Timeout.String()
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				c.Ranks[i], r.ID, status(r.Disabled, r.DisabledReason),
+				count(r.Limits.RPM), count(r.Limits.RPD), count(r.Limits.TPM), count(r.Limits.TPD),
+				resetString(r.Reset), timeout, count(r.MaxContext), routeFlags(r), orDash(r.Provider.KeySource))
+		}
+		tw.Flush()
+	}
+}
+
+// redactURL drops the credentials a base URL may carry
+// (https://user:pass@host).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = url.User("redacted")
+	return u.String()
+}
+
+func status(disabled bool, reason string) string {
+	if disabled {
+		return "disabled (" + reason + ")"
+	}
+	return "ready"
+}
+
+func count(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func resetString(r Reset) string {
+	if r.Kind == ResetRolling {
+		return "rolling"
+	}
+	if r.Location == nil {
+		return "midnight UTC"
+	}
+	return "midnight " + r.Location.String()
+}
+
+func routeFlags(r *Route) string {
+	var f []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{r.Scarce, "scarce"}, {r.Plentiful, "plentiful"}, {r.Reasoning, "reasoning"}, {r.CanContinue, "continues"}} {
+		if x.on {
+			f = append(f, x.name)
+		}
+	}
+	if r.MaxOutput > 0 {
+		f = append(f, "max_output="+strconv.Itoa(r.MaxOutput))
+	}
+	if len(r.Extra) > 0 {
+		f = append(f, "extra="+strings.Join(sortedKeys(r.Extra), ","))
+	}
+	return orDash(strings.Join(f, " "))
+}
+
+func chainSummary(c *Chain) string {
+	parts := []string{
+		"attempt " + c.AttemptTimeout.String(),
+		"deadline " + c.Deadline.String(),
+	}
+	if c.HedgeDelay > 0 {
+		parts = append(parts, fmt.Sprintf("hedge %s (max %d in flight, min daily %d)", c.HedgeDelay, c.MaxInFlight, c.HedgeMinDaily))
+	}
+	parts = append(parts, fmt.Sprintf("margin %g", c.Margin))
+	if c.SameModel {
+		parts = append(parts, "same model")
+	}
+	if c.Interactive {
+		parts = append(parts, "interactive")
+	} else {
+		parts = append(parts, "waits up to "+c.WaitCap.String())
+	}
+	if c.CacheTTL > 0 {
+		parts = append(parts, "cache "+c.CacheTTL.String())
+	}
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{c.LatencyAware, "latency aware"}, {c.HideRoute, "hides route"}, {c.FailoverOnRefusal, "fails over on refusal"}, {c.TrimSystem, "trims system"}} {
+		if x.on {
+			parts = append(parts, x.name)
+		}
+	}
+	if c.KeepExchanges > 0 {
+		parts = append(parts, fmt.Sprintf("keeps %d exchanges", c.KeepExchanges))
+	}
+	parts = append(parts, "reasoning "+c.Reasoning, "idle "+c.IdleTimeout.String())
+	switch c.Fallback.Kind {
+	case FallbackMessage:
+		parts = append(parts, "fallback message")
+	case FallbackSearch:
+		parts = append(parts, "fallback search "+c.Fallback.Content)
+	default:
+		parts = append(parts, "fallback error")
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,406 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestProblems checks every validation message with its file, line and
+// field. Each case's want lists the problems expected, exactly and in order.
+func TestProblems(t *testing.T) {
+	const groq = "providers:\n  groq: {}\n"
+	for _, tc := range []struct {
+		name string
+		src  string
+		env  map[string]string
+		want []string
+	}{
+		{
+			name: "syntax",
+			src:  "listen: [a\nx: y\n",
+			want: []string{`t.yaml:2: cannot parse YAML: ',' or ']' must be specified`},
+		},
+		{
+			name: "not a mapping",
+			src:  "- a\n- b\n",
+			want: []string{`t.yaml:1: want a mapping of fields, not a list`},
+		},
+		{
+			name: "two documents",
+			src:  "listen: :1\n---\nlisten: :2\n",
+			want: []string{`t.yaml:3: the file holds more than one YAML document; keep one`},
+		},
+		{
+			name: "unknown field with a suggestion",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    atempt_timeout: 8s\n",
+			want: []string{`t.yaml:6: chains.a.atempt_timeout: unknown field (did you mean "attempt_timeout"?)`},
+		},
+		{
+			name: "unknown field without a suggestion",
+			src:  "server: {colour: red}\n",
+			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, read_header_timeout, read_timeout, shutdown_grace`},
+		},
+		{
+			name: "duplicate key",
+			src:  "listen: :1\nlisten: :2\n",
+			want: []string{`t.yaml:2: cannot parse YAML: mapping key "listen" already defined at [1:1]`},
+		},
+		{
+			name: "bare number duration",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    attempt_timeout: \"8\"\n",
+			want: []string{`t.yaml:6: chains.a.attempt_timeout: "8" is not a duration (write 8s)`},
+		},
+		{
+			name: "bad duration",
+			src:  "server:\n  idle_timeout: soon\n",
+			want: []string{`t.yaml:2: server.idle_timeout: "soon" is not a duration (write, say, 8s, 1m30s or 250ms)`},
+		},
+		{
+			name: "negative duration",
+			src:  "rest: {gone: -1h}\n",
+			want: []string{`t.yaml:1: rest.gone: "-1h" is negative; a duration is 0 or more`},
+		},
+		{
+			name: "duration from the environment",
+			src:  "server: {read_timeout: \"${RT}\"}\n",
+			env:  map[string]string{"RT": "30"},
+			want: []string{`t.yaml:1: server.read_timeout: the value of ${RT} is not a duration (write, say, 8s)`},
+		},
+		{
+			name: "bad size",
+			src:  "server: {max_body: lots}\n",
+			want: []string{`t.yaml:1: server.max_body: "lots" is not a size (write, say, 4MiB, 512KiB or 1048576)`},
+		},
+		{
+			name: "bad number",
+			src:  "providers:\n  groq:\n    limits: {rpm: many}\n",
+			want: []string{`t.yaml:3: providers.groq.limits.rpm: "many" is not a whole number (write, say, 30)`},
+		},
+		{
+			name: "bad bool",
+			src:  groq + "chains:\n  a: {routes: [groq/llama-3.1-8b-instant], hide_route: maybe}\n",
+			want: []string{`t.yaml:4: chains.a.hide_route: "maybe" is not true or false`},
+		},
+		{
+			name: "wrong shape",
+			src:  "providers: [groq]\n",
+			want: []string{`t.yaml:1: providers: want a mapping, not a list`},
+		},
+		{
+			name: "listen",
+			src:  "listen: localhost\n",
+			want: []string{`t.yaml:1: listen: "localhost" is not host:port (write, say, 127.0.0.1:8080 or :8080)`},
+		},
+		{
+			name: "redis",
+			src:  "redis: http://cache:6379\n",
+			want: []string{`t.yaml:1: redis: want a redis://, rediss:// or unix:// address`},
+		},
+		{
+			name: "rest",
+			src:  "rest:\n  minute_min: 5m\n  minute_max: 1m\n  growth: 0.5\n",
+			want: []string{
+				`t.yaml:3: rest.minute_max: 1m0s is less than minute_min 5m0s`,
+				`t.yaml:4: rest.growth: must be between 1 (no growth) and 100`,
+			},
+		},
+		{
+			name: "literal key",
+			src:  "providers:\n  groq:\n    api_key: not-a-reference\n",
+			want: []string{`t.yaml:3: providers.groq.api_key: a key written in the file is refused: write api_key: ${GROQ_API_KEY} (any variable name) or api_key_file: /run/secrets/groq`},
+		},
+		{
+			name: "key default",
+			src:  "providers:\n  groq:\n    api_key: ${GROQ_API_KEY:-fallback}\n",
+			want: []string{`t.yaml:3: providers.groq.api_key: a key written in the file is refused: write api_key: ${GROQ_API_KEY} (any variable name) or api_key_file: /run/secrets/groq`},
+		},
+		{
+			name: "key variable in lower case",
+			src:  "providers:\n  groq:\n    api_key: ${groq_key}\n",
+			want: []string{`t.yaml:3: providers.groq.api_key: ${...} must name an environment variable in capitals, such as ${GROQ_API_KEY}`},
+		},
+		{
+			name: "key and key file",
+			src:  "providers:\n  groq:\n    api_key: ${K}\n    api_key_file: /k\n",
+			want: []string{`t.yaml:4: providers.groq.api_key_file: set api_key or api_key_file, not both`},
+		},
+		{
+			name: "bad reference",
+			src:  "providers:\n  groq:\n    api_key: ${K\n",
+			want: []string{`t.yaml:3: providers.groq.api_key: unterminated ${ (write ${NAME} or ${NAME:-default})`},
+		},
+		{
+			name: "unknown preset",
+			src:  "providers:\n  g:\n    preset: gorq\n",
+			want: []string{
+				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, gemini, github, groq, mistral, nvidia, ollama, openrouter`,
+			},
+		},
+		{
+			name: "dialect and base url",
+			src:  "providers:\n  lab:\n    dialect: anthropic\n    base_url: ftp://x\n",
+			want: []string{
+				`t.yaml:3: providers.lab.dialect: unknown dialect "anthropic"; want openai or gemini`,
+				`t.yaml:4: providers.lab.base_url: "ftp://x" is not an http:// or https:// URL`,
+			},
+		},
+		{
+			name: "provider name",
+			src:  "providers:\n  \"a/b\": {base_url: http://x}\n",
+			want: []string{`t.yaml:2: providers["a/b"]: a provider's name cannot be empty or hold / or spaces (it starts every route's id)`},
+		},
+		{
+			name: "header name",
+			src:  "providers:\n  groq:\n    headers: {\"X Bad\": v}\n",
+			want: []string{`t.yaml:3: providers.groq.headers["X Bad"]: not a valid header name`},
+		},
+		{
+			name: "negative limit",
+			src:  "providers:\n  groq:\n    limits:\n      tpd: -5\n",
+			want: []string{`t.yaml:4: providers.groq.limits.tpd: -5 is negative; write 0 for no limit`},
+		},
+		{
+			name: "reset",
+			src:  "providers:\n  groq:\n    reset: noon\n",
+			want: []string{`t.yaml:3: providers.groq.reset: "noon" is not a reset (write "midnight UTC", "midnight America/Los_Angeles" or "rolling")`},
+		},
+		{
+			name: "reset zone",
+			src:  "providers:\n  groq:\n    reset: midnight Mars/Olympus\n",
+			want: []string{`t.yaml:3: providers.groq.reset: "Mars/Olympus" names no time zone the system knows (write an IANA name such as America/Los_Angeles, or UTC)`},
+		},
+		{
+			name: "model fields",
+			src:  "providers:\n  groq:\n    models:\n      x:\n        max_output: -1\n        scarce: true\n        plentiful: true\n        reset: weekly\n",
+			want: []string{
+				`t.yaml:5: providers.groq.models.x.max_output: -1 is negative; write 0 for unknown`,
+				`t.yaml:6: providers.groq.models.x.scarce: a model cannot be both plentiful and scarce`,
+				`t.yaml:8: providers.groq.models.x.reset: "weekly" is not a reset (write "midnight UTC", "midnight America/Los_Angeles" or "rolling")`,
+			},
+		},
+		{
+			name: "extra without JSON form",
+			src:  "providers:\n  groq:\n    models:\n      x: {extra: {t: .inf}}\n",
+			want: []string{`t.yaml:4: providers.groq.models.x.extra.t: ".inf" has no JSON form (write a finite number)`},
+		},
+		{
+			name: "unknown route of a preset",
+			src:  groq + "chains:\n  answer:\n    routes:\n      - groq/llama-3.1-8b-instant\n      - groq/llama-9\n",
+			want: []string{`t.yaml:7: chains.answer.routes[1]: unknown route "groq/llama-9"; groq's models are: llama-3.1-8b-instant, llama-3.3-70b-versatile, openai/gpt-oss-120b, openai/gpt-oss-20b, qwen/qwen3-32b, meta-llama/llama-4-scout-17b-16e-instruct, moonshotai/kimi-k2-instruct-0905, groq/compound, groq/compound-mini, allam-2-7b, qwen/qwen3.6-27b (add others under providers.groq.models)`},
+		},
+		{
+			name: "unknown route with a suggestion",
+			src:  "providers:\n  cerebras: {}\nchains:\n  a: {routes: [cerebras/llama-3.3-70c]}\n",
+			want: []string{`t.yaml:4: chains.a.routes[0]: unknown route "cerebras/llama-3.3-70c" (did you mean "llama-3.3-70b"?); cerebras's models are: gpt-oss-120b, llama3.1-8b, llama-3.3-70b, qwen-3-32b, qwen-3-235b-a22b-instruct-2507, qwen-3-235b-a22b-thinking-2507, qwen-3-coder-480b (add others under providers.cerebras.models)`},
+		},
+		{
+			name: "openrouter takes any free model",
+			src:  "providers:\n  openrouter: {}\nchains:\n  a: {routes: [openrouter/some/model]}\n",
+			want: []string{`t.yaml:4: chains.a.routes[0]: unknown route "openrouter/some/model"; openrouter's models are: qwen/qwen3-coder:free, or any id ending in :free (add others under providers.openrouter.models)`},
+		},
+		{
+			name: "unknown provider",
+			src:  groq + "chains:\n  a: {routes: [grok/llama-3.1-8b-instant]}\n",
+			want: []string{`t.yaml:4: chains.a.routes[0]: unknown provider "grok" in route "grok/llama-3.1-8b-instant" (did you mean "groq"?); providers are: groq`},
+		},
+		{
+			name: "not provider/model",
+			src:  groq + "chains:\n  a: {routes: [groq]}\n",
+			want: []string{`t.yaml:4: chains.a.routes[0]: "groq" is not provider/model (write, say, groq/llama-3.3-70b-versatile)`},
+		},
+		{
+			name: "duplicate route",
+			src:  groq + "chains:\n  a:\n    routes:\n      - groq/llama-3.1-8b-instant\n      - {route: groq/llama-3.1-8b-instant}\n",
+			want: []string{`t.yaml:7: chains.a.routes[1]: "groq/llama-3.1-8b-instant" is listed twice (first as routes[0])`},
+		},
+		{
+			name: "rank order",
+			src:  groq + "chains:\n  a:\n    routes:\n      - {route: groq/llama-3.1-8b-instant, rank: 2}\n      - {route: groq/openai/gpt-oss-20b, rank: 1}\n",
+			want: []string{`t.yaml:7: chains.a.routes[1].rank: rank 1 comes after rank 2; list routes in rank order`},
+		},
+		{
+			name: "route entry shape",
+			src:  groq + "chains:\n  a:\n    routes:\n      - [groq/x]\n      - {route: groq/llama-3.1-8b-instant, rnak: 1}\n",
+			want: []string{
+				`t.yaml:6: chains.a.routes[0]: want provider/model or {route: provider/model, rank: 1}, not a list`,
+				`t.yaml:7: chains.a.routes[1].rnak: unknown field (did you mean "rank"?)`,
+			},
+		},
+		{
+			name: "no routes",
+			src:  "chains:\n  a: {}\n",
+			want: []string{`t.yaml:2: chains.a.routes: a chain needs at least one route (write, say, routes: [groq/llama-3.3-70b-versatile])`},
+		},
+		{
+			name: "chain name",
+			src:  groq + "chains:\n  \"x/y\": {routes: [groq/llama-3.1-8b-instant]}\n",
+			want: []string{`t.yaml:4: chains["x/y"]: a chain's name cannot be empty or hold / or spaces (clients send it as the model)`},
+		},
+		{
+			name: "timeouts",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    attempt_timeout: 10s\n    deadline: 5s\n    hedge_delay: 10s\n",
+			want: []string{
+				`t.yaml:7: chains.a.deadline: 5s is shorter than attempt_timeout 10s; the deadline caps every attempt together`,
+				`t.yaml:8: chains.a.hedge_delay: 10s is not shorter than attempt_timeout 10s, so a hedge could never start`,
+			},
+		},
+		{
+			name: "zero attempt timeout",
+			src:  groq + "chains:\n  a: {routes: [groq/llama-3.1-8b-instant], attempt_timeout: 0s}\n",
+			want: []string{`t.yaml:4: chains.a.attempt_timeout: must be more than 0 (write, say, 20s)`},
+		},
+		{
+			name: "hedging needs room",
+			src:  groq + "chains:\n  a: {routes: [groq/llama-3.1-8b-instant], hedge_delay: 2s, max_in_flight: 1}\n",
+			want: []string{`t.yaml:4: chains.a.hedge_delay: hedging needs max_in_flight of 2 or more`},
+		},
+		{
+			name: "counts",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    max_in_flight: 0\n    hedge_min_daily: -1\n    keep_exchanges: -2\n",
+			want: []string{
+				`t.yaml:6: chains.a.max_in_flight: must be 1 or more`,
+				`t.yaml:7: chains.a.hedge_min_daily: -1 is negative`,
+				`t.yaml:8: chains.a.keep_exchanges: -2 is negative; 0 sends every exchange`,
+			},
+		},
+		{
+			name: "margin",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    margin: 0.5\n",
+			want: []string{`t.yaml:6: chains.a.margin: 0.5 is outside [0, 0.5) (write, say, 0.05)`},
+		},
+		{
+			name: "reasoning",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    reasoning: keep\n",
+			want: []string{`t.yaml:6: chains.a.reasoning: "keep" is neither pass nor drop`},
+		},
+		{
+			name: "idle timeout",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    idle_timeout: 0s\n",
+			want: []string{`t.yaml:6: chains.a.idle_timeout: must be more than 0 (write, say, 30s)`},
+		},
+		{
+			name: "wait cap on an interactive chain",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    wait_cap: 1m\n",
+			want: []string{`t.yaml:6: chains.a.wait_cap: interactive chains never wait; set interactive: false to wait`},
+		},
+		{
+			name: "wait cap past the deadline",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    interactive: false\n    wait_cap: 5m\n    deadline: 1m\n",
+			want: []string{`t.yaml:7: chains.a.wait_cap: 5m0s is longer than the deadline 1m0s`},
+		},
+		{
+			name: "fallback",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    fallback: {message: sorry, search: ./content}\n",
+			want: []string{`t.yaml:6: chains.a.fallback: want exactly one of {message: "..."}, {error: true} or {search: ./content}`},
+		},
+		{
+			name: "same model",
+			src:  "providers:\n  groq: {}\n  cerebras: {}\nchains:\n  oss:\n    same_model: true\n    routes:\n      - groq/openai/gpt-oss-120b\n      - cerebras/gpt-oss-120b\n      - cerebras/llama-3.3-70b\n",
+			want: []string{`t.yaml:10: chains.oss.routes[2]: same_model chain: cerebras/llama-3.3-70b is model llama-3.3-70b, but routes[0] groq/openai/gpt-oss-120b is model gpt-oss-120b (set canonical: on the model if they are the same)`},
+		},
+		{
+			name: "role syntax",
+			src:  "listen: :1\n",
+			env:  map[string]string{"PLANNER_MODEL": "groq/openai/gpt-oss-120b"},
+			want: []string{`environment: PLANNER_MODEL: route 1 is not kind:provider:model; want kind:provider:model, several joined with " | ", such as "openai-compatible:groq:openai/gpt-oss-120b | openai-compatible:cerebras:gpt-oss-120b" (kind is openai-compatible or gemini)`},
+		},
+		{
+			name: "role kind",
+			src:  "listen: :1\n",
+			env:  map[string]string{"JUDGE_MODEL": "openai:groq:llama-3.1-8b-instant"},
+			want: []string{`environment: JUDGE_MODEL: route 1: unknown kind "openai"; want kind:provider:model, several joined with " | ", such as "openai-compatible:groq:openai/gpt-oss-120b | openai-compatible:cerebras:gpt-oss-120b" (kind is openai-compatible or gemini)`},
+		},
+		{
+			name: "role dialect",
+			src:  "listen: :1\n",
+			env:  map[string]string{"JUDGE_MODEL": "gemini:groq:llama-3.1-8b-instant"},
+			want: []string{`environment: JUDGE_MODEL: route 1 is gemini but provider groq speaks openai`},
+		},
+		{
+			name: "role same model",
+			src:  "listen: :1\n",
+			env:  map[string]string{"EXTRACTOR_MODEL": "openai-compatible:groq:openai/gpt-oss-120b | gemini:gemini:gemma-3-27b-it"},
+			want: []string{`environment: EXTRACTOR_MODEL: same_model chain: gemini/gemma-3-27b-it is model gemma-3-27b-it, but routes[0] groq/openai/gpt-oss-120b is model gpt-oss-120b (set canonical: on the model if they are the same)`},
+		},
+		{
+			name: "role unknown model",
+			src:  "listen: :1\n",
+			env:  map[string]string{"PLANNER_MODEL": "openai-compatible:groq:gpt-oss-120b"},
+			want: []string{`environment: PLANNER_MODEL: unknown route "groq/gpt-oss-120b" (did you mean "openai/gpt-oss-120b"?); groq's models are: llama-3.1-8b-instant, llama-3.3-70b-versatile, openai/gpt-oss-120b, openai/gpt-oss-20b, qwen/qwen3-32b, meta-llama/llama-4-scout-17b-16e-instruct, moonshotai/kimi-k2-instruct-0905, groq/compound, groq/compound-mini, allam-2-7b, qwen/qwen3.6-27b (add others under providers.groq.models)`},
+		},
+		{
+			name: "role clashes with a chain",
+			src:  groq + "chains:\n  planner: {routes: [groq/llama-3.1-8b-instant]}\n",
+			env:  map[string]string{"PLANNER_MODEL": "openai-compatible:groq:llama-3.1-8b-instant"},
+			want: []string{`environment: PLANNER_MODEL: defines chain "planner", which chains: already defines; rename one or drop PLANNER_MODEL from roles:`},
+		},
+		{
+			name: "role variable name",
+			src:  "roles: [planner-model]\n",
+			want: []string{`t.yaml:1: roles[0]: "planner-model" is not an environment variable's name (write, say, PLANNER_MODEL)`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(tc.src), func(k string) string { return tc.env[k] })
+			var cfgErr *Error
+			if !errors.As(err, &cfgErr) {
+				t.Fatalf("Parse error = %v, want a *config.Error", err)
+			}
+			var got []string
+			for _, p := range cfgErr.Problems {
+				got = append(got, p.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("problems:\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestValid checks files that must compile.
+func TestValid(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		env       map[string]string
+	}{
+		{"empty file", "", nil},
+		{"comments only", "# nothing\n", nil},
+		{"flow mapping with references", "providers: {groq: {api_key: ${GROQ_API_KEY}}}\ngateway_keys: [${A}, ${B:-b}]\n", map[string]string{"GROQ_API_KEY": "k"}},
+		{"anchors and merge keys", "x: &base {attempt_timeout: 8s, deadline: 20s}\n", nil},
+		{"same model across providers", "providers: {groq: {}, cerebras: {}}\nchains:\n  oss: {same_model: true, routes: [groq/openai/gpt-oss-120b, cerebras/gpt-oss-120b]}\n", nil},
+		{"canonical override", "providers:\n  groq: {}\n  lab: {base_url: http://x/v1, models: {big: {canonical: gpt-oss-120b}}}\nchains:\n  oss: {same_model: true, routes: [groq/openai/gpt-oss-120b, lab/big]}\n", nil},
+		{"ollama takes any model", "providers:\n  ollama: {}\nchains:\n  l: {routes: [\"ollama/qwen3:8b\"]}\n", nil},
+		{"gemini role", "listen: :1\n", map[string]string{"JUDGE_MODEL": "gemini:gemini:gemma-3-27b-it"}},
+		{"roles off", "roles: []\n", map[string]string{"PLANNER_MODEL": "nonsense"}},
+		{"escaped reference", "call_log: \"$${HOME}/calls.jsonl\"\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src
+			if tc.name == "anchors and merge keys" {
+				src = "providers: {groq: {}}\nchains:\n  a: &a {routes: [groq/llama-3.1-8b-instant], attempt_timeout: 8s}\n  b:\n    <<: *a\n    deadline: 30s\n"
+			}
+			p, err := Parse("t.yaml", []byte(src), func(k string) string { return tc.env[k] })
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if p.Listen == "" || p.DataDir == "" {
+				t.Errorf("defaults not applied")
+			}
+		})
+	}
+}
+
+func TestMergeAndEscape(t *testing.T) {
+	src := "providers: {groq: {}}\ncall_log: \"$${HOME}/c\"\nchains:\n  a: &a {routes: [groq/llama-3.1-8b-instant], attempt_timeout: 8s}\n  b:\n    <<: *a\n    deadline: 30s\n"
+	p, err := Parse("t.yaml", []byte(src), func(k string) string { return map[string]string{"HOME": "/h"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := p.Chains["b"]; b.AttemptTimeout.String() != "8s" || b.Deadline.String() != "30s" || len(b.Routes) != 1 {
+		t.Errorf("merged chain b = attempt %s deadline %s routes %d", b.AttemptTimeout, b.Deadline, len(b.Routes))
+	}
+	if p.CallLog != "${HOME}/c" {
+		t.Errorf("call_log = %q, want the escaped reference kept", p.CallLog)
+	}
+}

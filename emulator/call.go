@@ -1,0 +1,294 @@
+package emulator
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tollfree/tollfree/internal/clock"
+)
+
+// hangDefault is how long Hang and StreamStall last when the client stays.
+const hangDefault = 10 * time.Minute
+
+// call is one chat call being served, in either dialect.
+type call struct {
+	prov    Provider
+	modelID string
+	stream  bool
+	// includeUsage is stream_options.include_usage.
+	includeUsage bool
+	// prompt is the estimated prompt tokens: ceil(bytes of text / 4).
+	prompt int
+	// prefix is the assistant text to continue, when hasPrefix.
+	prefix    string
+	hasPrefix bool
+	maxTokens int
+	// compat marks a call to Gemini's OpenAI-compatible endpoint: Google's
+	// errors wrapped in a JSON array, usage on every chunk.
+	compat bool
+
+	// Set by admit.
+	seq        int
+	rec        int
+	start      time.Time
+	model      Model
+	step       Step
+	kind       Kind
+	limited    bool     // answered by the emulator's own limits
+	rate       rateInfo // the limit hit, when limited
+	answer     string
+	finish     string // "stop" or "length"
+	completion int
+	budget     budget // the model's windows after this call
+	acct       budget // the account's windows after this call
+}
+
+// tokensOf is the emulator's deterministic token estimate.
+func tokensOf(n int) int { return (n + 3) / 4 }
+
+func defaultAnswer(providerName, modelID string) string {
+	return "Hello from the tollfree emulator: this answer comes from " + providerName + "/" + modelID + "."
+}
+
+// admit counts the call, picks its behaviour (limits first, then the
+// script, then the default) and records it. It holds the lock only for
+// bookkeeping.
+func (e *Emulator) admit(c *call) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seq++
+	c.seq = e.seq
+	now := e.clock.Now()
+	c.start = now
+	c.rec = len(e.records)
+	rec := Record{Time: now, Provider: c.prov.Name, Model: c.modelID, Stream: c.stream, PromptTokens: c.prompt}
+	defer func() { e.records = append(e.records, rec) }()
+
+	p := e.providers[c.prov.Name]
+	m := p.models[c.modelID]
+	if m == nil {
+		c.kind = NotFound
+		rec.Behaviour = "unknown_model"
+		return
+	}
+	m.calls++
+	c.model = m.cfg
+	if m.cfg.Gone {
+		c.kind = NotFound
+		if c.prov.Flavor == FlavorGroq || c.prov.Flavor == FlavorNVIDIA {
+			c.kind = Decommissioned
+		}
+		rec.Behaviour = string(c.kind)
+		return
+	}
+	step := m.def
+	if len(m.script) > 0 {
+		step = m.script[0]
+	}
+	c.setAnswer(step)
+	tokens := c.prompt + c.completion
+
+	m.win.prune(now, m.reset)
+	p.win.prune(now, p.reset)
+	ri, hit := m.win.check(m.cfg.Limits, m.reset, now, tokens)
+	if !hit {
+		ri, hit = p.win.check(p.cfg.Limits, p.reset, now, tokens)
+		ri.Account = hit
+	}
+	if hit {
+		c.limited, c.rate, c.completion, c.answer = true, ri, 0, ""
+		c.kind = RateMinute
+		switch {
+		case ri.Day:
+			c.kind = RateDay
+		case ri.Tokens && tokens > ri.Limit:
+			c.kind = TooLarge
+		}
+		c.budget = m.win.budget(m.cfg.Limits, m.reset, now)
+		c.acct = p.win.budget(p.cfg.Limits, p.reset, now)
+		rec.Behaviour = "limit_" + string(c.kind)
+		return
+	}
+	if len(m.script) > 0 {
+		m.script = m.script[1:]
+	}
+	c.step, c.kind = step, step.Kind
+	if c.kind == "" {
+		c.kind = Answer
+	}
+	charged := 0
+	if c.kind.answers() {
+		charged = c.prompt + c.completion
+	} else {
+		c.completion = 0
+	}
+	m.win.add(now, charged)
+	p.win.add(now, charged)
+	c.budget = m.win.budget(m.cfg.Limits, m.reset, now)
+	c.acct = p.win.budget(p.cfg.Limits, p.reset, now)
+	rec.Behaviour = string(c.kind)
+	rec.CompletionTokens = c.completion
+}
+
+// setAnswer works out the text the step would answer: the step's or the
+// model's, continued after an assistant prefix, cut at max tokens.
+func (c *call) setAnswer(s Step) {
+	c.finish = "stop"
+	text := s.Text
+	if text == "" || s.Kind == BadRequest {
+		text = c.model.Answer
+	}
+	if text == "" {
+		text = defaultAnswer(c.prov.Name, c.modelID)
+	}
+	if c.hasPrefix && strings.HasPrefix(text, c.prefix) {
+		text = text[len(c.prefix):]
+	}
+	switch s.Kind {
+	case Empty:
+		text = ""
+	case StreamLongLine:
+		// One chunk over 64 KiB: the answer repeated past it.
+		n := 64<<10/(len(text)+1) + 1
+		text = strings.TrimSuffix(strings.Repeat(text+" ", n), " ")
+	}
+	if c.maxTokens > 0 && tokensOf(len(text)) > c.maxTokens {
+		cut := c.maxTokens * 4
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+		c.finish = "length"
+	}
+	c.answer = text
+	c.completion = tokensOf(len(text))
+}
+
+// finishRecord sets the status of the call's record.
+func (e *Emulator) finishRecord(c *call, status int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.rec < len(e.records) {
+		e.records[c.rec].Status = status
+	}
+}
+
+// record adds the record of a call stopped before admission (a bad key, a
+// body that does not parse or validate). It counts in Calls, but not against
+// any limit.
+func (e *Emulator) record(c *call, behaviour string, status int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.providers[c.prov.Name]; p != nil {
+		if m := p.models[c.modelID]; m != nil {
+			m.calls++
+		}
+	}
+	e.records = append(e.records, Record{Time: e.clock.Now(), Provider: c.prov.Name, Model: c.modelID,
+		Status: status, Behaviour: behaviour, Stream: c.stream, PromptTokens: c.prompt})
+}
+
+// latency waits before the answer: the step's Delay, else the model's
+// Latency. It returns false when the client went away.
+func (e *Emulator) latency(ctx context.Context, c *call) bool {
+	if c.limited {
+		return ctx.Err() == nil
+	}
+	d := c.model.Latency
+	if c.step.Delay > 0 && c.kind != Hang && c.kind != StreamStall {
+		d = c.step.Delay
+	}
+	return clock.Sleep(ctx, e.clock, d) == nil
+}
+
+// hang waits until the client leaves or the step's delay passes; then it
+// drops the connection.
+func (e *Emulator) hang(ctx context.Context, c *call) {
+	d := c.step.Delay
+	if d <= 0 {
+		d = hangDefault
+	}
+	if clock.Sleep(ctx, e.clock, d) == nil {
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// chunks splits an answer into the pieces streamed: one word with its
+// following space each, so any number of leading chunks is a prefix of the
+// answer.
+func chunks(text string) []string {
+	var out []string
+	for text != "" {
+		i := strings.IndexByte(text, ' ')
+		if i < 0 {
+			out = append(out, text)
+			break
+		}
+		out = append(out, text[:i+1])
+		text = text[i+1:]
+	}
+	return out
+}
+
+// untilMinute is how long until the next whole minute on the clock.
+func untilMinute(now time.Time) time.Duration {
+	d := now.Truncate(time.Minute).Add(time.Minute).Sub(now)
+	return d
+}
+
+// scriptedRate makes up the limit a scripted RateMinute or RateDay names:
+// the model's limit, else the account's, else the flavor's usual one.
+func (e *Emulator) scriptedRate(c *call, now time.Time) rateInfo {
+	ri := rateInfo{Day: c.kind == RateDay, Requested: 1}
+	l, a := c.model.Limits, c.prov.Limits
+	first := func(v ...int) int {
+		for _, x := range v {
+			if x > 0 {
+				return x
+			}
+		}
+		return 0
+	}
+	reset := c.model.Reset.resolve(c.prov.Flavor, e.la)
+	if ri.Day {
+		ri.Limit = first(l.RPD, a.RPD, flavorRPD(c.prov.Flavor))
+		if reset.Rolling {
+			ri.Wait = 24 * time.Hour / time.Duration(ri.Limit)
+		} else {
+			ri.Wait = reset.nextMidnight(now).Sub(now)
+		}
+	} else {
+		ri.Limit = first(l.RPM, a.RPM, 30)
+		ri.Wait = untilMinute(now)
+		if c.prov.Flavor == FlavorGroq {
+			ri.Wait = 2 * time.Second
+		}
+	}
+	if l.RPD == 0 && l.RPM == 0 && (a.RPD > 0 || a.RPM > 0) {
+		ri.Account = true
+	}
+	if c.step.RetryAfter > 0 {
+		ri.Wait = c.step.RetryAfter
+	}
+	ri.Used = ri.Limit
+	ri.ResetAt = now.Add(ri.Wait)
+	if ri.Day && !reset.Rolling {
+		ri.ResetAt = reset.nextMidnight(now)
+	}
+	return ri
+}
+
+func flavorRPD(flavor string) int {
+	switch flavor {
+	case FlavorOpenRouter, FlavorGitHub:
+		return 50
+	case FlavorGemini:
+		return 20
+	case FlavorCerebras:
+		return 14400
+	}
+	return 1000
+}

@@ -1,0 +1,317 @@
+// Package emulator owns the free LLM providers as tollfree's tests, demo and
+// day simulator see them: one HTTP server that speaks each provider's real
+// wire format (PROVIDERS.md), byte for byte — bodies, headers, status codes
+// and streaming quirks — so nothing in tollfree ever needs the internet to
+// be exercised.
+//
+// Each route (provider and model) can be scripted call by call (Script) or
+// given a standing behaviour (SetDefault). Independently of the gateway, the
+// emulator enforces the free-tier limits it was given in its own windows and
+// answers the flavor's real 429 when a call would pass one, so a test can
+// show that a gateway causes no 429 at all. Every call is recorded (Records)
+// without its text. Waits (latency, chunk delays, hangs) run on the injected
+// clock and end when the request's context ends.
+package emulator
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tollfree/tollfree/internal/clock"
+)
+
+// The flavors: which provider's quirks a Provider speaks.
+const (
+	FlavorGroq       = "groq"
+	FlavorGemini     = "gemini"
+	FlavorCerebras   = "cerebras"
+	FlavorOpenRouter = "openrouter"
+	FlavorNVIDIA     = "nvidia"
+	FlavorMistral    = "mistral"
+	FlavorGitHub     = "github"
+	FlavorOllama     = "ollama"
+	FlavorGeneric    = "generic"
+)
+
+// Options configure an Emulator.
+type Options struct {
+	// Clock drives latencies, windows and hangs. Default clock.Real{}.
+	Clock clock.Clock
+}
+
+// Provider is one emulated account.
+type Provider struct {
+	// Name is the first path segment of the provider's base URL.
+	Name string
+	// Flavor is one of the Flavor constants; "" means generic. It picks the
+	// dialect (gemini is Google's native API, every other flavor the
+	// OpenAI-compatible one), the error bodies and the rate-limit headers.
+	Flavor string
+	// Key is the API key calls must carry; "" accepts any (or none).
+	Key string
+	// Limits are account-wide, shared by all the provider's models
+	// (OpenRouter's 20 RPM / 50 RPD over every :free model).
+	Limits Limits
+	// Reset is when the account's day starts again; zero means the flavor's.
+	Reset Reset
+}
+
+// Model is one emulated model of a provider.
+type Model struct {
+	// ID is the model's id as callers send it.
+	ID string
+	// Limits are the model's own; the provider's apply on top.
+	Limits Limits
+	// Reset is when the model's day starts again; zero means the flavor's.
+	Reset Reset
+	// Latency is the wait before an answer or a stream's first token.
+	Latency time.Duration
+	// ChunkDelay is the wait between streamed chunks.
+	ChunkDelay time.Duration
+	// Answer is the text the model answers; default a fixed sentence naming
+	// the route.
+	Answer string
+	// Gone makes every call answer the flavor's 404 (Groq: 400
+	// model_decommissioned) whatever is scripted.
+	Gone bool
+}
+
+// Record is one call received, without any of its text.
+type Record struct {
+	Time     time.Time
+	Provider string
+	// Model is "" when the request named none or did not parse.
+	Model string
+	// Status is the HTTP status sent, 0 while the call is still running or
+	// when it never got one (a hang).
+	Status int
+	// Behaviour is the Kind that answered, or what stopped the call before
+	// its behaviour ran ("auth", "invalid", "unknown_model", "limit_..."):
+	// see Emulator.Records.
+	Behaviour        string
+	Stream           bool
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Emulator is an http.Handler that plays the free providers. It is safe for
+// concurrent use; configure it with AddProvider and AddModel before or while
+// serving.
+type Emulator struct {
+	clock clock.Clock
+	la    *time.Location
+
+	mu        sync.Mutex // guards everything below
+	providers map[string]*provider
+	records   []Record
+	seq       int
+}
+
+type provider struct {
+	cfg    Provider
+	reset  Reset // resolved
+	models map[string]*model
+	win    window
+}
+
+type model struct {
+	cfg    Model
+	reset  Reset // resolved
+	script []Step
+	def    Step
+	calls  int
+	win    window
+}
+
+// New returns an Emulator with no providers.
+func New(opts Options) *Emulator {
+	c := opts.Clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		la = time.FixedZone("PST", -8*3600) // unreachable: time/tzdata is linked in
+	}
+	return &Emulator{clock: c, la: la, providers: map[string]*provider{}}
+}
+
+// AddProvider adds p, or replaces the settings of a provider of that name
+// (keeping its models).
+func (e *Emulator) AddProvider(p Provider) {
+	if p.Flavor == "" {
+		p.Flavor = FlavorGeneric
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.providers[p.Name]
+	np := &provider{cfg: p, reset: p.Reset.resolve(p.Flavor, e.la), models: map[string]*model{}}
+	if old != nil {
+		np.models, np.win = old.models, old.win
+		for _, m := range np.models {
+			m.reset = m.cfg.Reset.resolve(p.Flavor, e.la)
+		}
+	}
+	e.providers[p.Name] = np
+}
+
+// AddModel adds m to the named provider, or replaces its settings (keeping
+// its script, default, counts and usage). It panics if the provider was not
+// added: that is a mistake in the calling code.
+func (e *Emulator) AddModel(providerName string, m Model) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.mustProvider(providerName)
+	if old := p.models[m.ID]; old != nil {
+		old.cfg = m
+		old.reset = m.Reset.resolve(p.cfg.Flavor, e.la)
+		return
+	}
+	p.models[m.ID] = &model{cfg: m, reset: m.Reset.resolve(p.cfg.Flavor, e.la), def: Step{Kind: Answer}}
+}
+
+func (e *Emulator) mustProvider(name string) *provider {
+	p := e.providers[name]
+	if p == nil {
+		panic("emulator: unknown provider " + name)
+	}
+	return p
+}
+
+func (e *Emulator) mustModel(providerName, id string) *model {
+	m := e.mustProvider(providerName).models[id]
+	if m == nil {
+		panic("emulator: unknown model " + providerName + "/" + id)
+	}
+	return m
+}
+
+// Script queues steps for a route; each call that reaches the model takes
+// the next one before the route's default applies. A call answered by the
+// emulator's own limits (a 429) does not take a step. It panics for a route
+// that was not added.
+func (e *Emulator) Script(providerName, modelID string, steps ...Step) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.mustModel(providerName, modelID)
+	m.script = append(m.script, steps...)
+}
+
+// SetDefault sets the behaviour of a route when no step is queued (at
+// first, Answer). It panics for a route that was not added.
+func (e *Emulator) SetDefault(providerName, modelID string, s Step) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mustModel(providerName, modelID).def = s
+}
+
+// Calls returns how many calls the route received, failed ones included:
+// those refused for a bad key or an invalid body, and those answered by the
+// emulator's limits, count too.
+func (e *Emulator) Calls(providerName, modelID string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.providers[providerName]; p != nil {
+		if m := p.models[modelID]; m != nil {
+			return m.calls
+		}
+	}
+	return 0
+}
+
+// Records returns a copy of every call's record, in arrival order. Calls
+// stopped before the route's behaviour ran carry Behaviour "auth" (bad key),
+// "invalid" (the request did not parse or validate) or "unknown_model";
+// calls answered by the emulator's limits carry "limit_" plus the Kind they
+// got (limit_rate_minute, limit_rate_day, limit_too_large).
+func (e *Emulator) Records() []Record {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Record(nil), e.records...)
+}
+
+// Reset clears every route's script, call count and usage, and the records.
+// Providers, models and defaults stay.
+func (e *Emulator) Reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.records = nil
+	for _, p := range e.providers {
+		p.win = window{}
+		for _, m := range p.models {
+			m.script, m.calls, m.win = nil, 0, window{}
+		}
+	}
+}
+
+// BaseURL returns where an OpenAI-flavored provider lives on an emulator
+// served at serverURL: serverURL/name/v1. The emulator also serves a gemini
+// provider under that base, but its real base ends /v1beta: see
+// Emulator.BaseURL.
+func BaseURL(serverURL, providerName string) string {
+	return strings.TrimSuffix(serverURL, "/") + "/" + providerName + "/v1"
+}
+
+// BaseURL returns the base URL of the named provider, as its real API
+// spells it: serverURL/name/v1 for OpenAI flavors, serverURL/name/v1beta for
+// gemini.
+func (e *Emulator) BaseURL(serverURL, providerName string) string {
+	e.mu.Lock()
+	p := e.providers[providerName]
+	e.mu.Unlock()
+	base := BaseURL(serverURL, providerName)
+	if p != nil && p.cfg.Flavor == FlavorGemini {
+		base += "beta"
+	}
+	return base
+}
+
+// Models returns the ids of the provider's models, sorted.
+func (e *Emulator) Models(providerName string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.providers[providerName]
+	if p == nil {
+		return nil
+	}
+	ids := make([]string, 0, len(p.models))
+	for id := range p.models {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// ServeHTTP serves /{provider}/v1/... (OpenAI flavors: POST
+// /chat/completions, GET /models) and /{provider}/v1beta/... (gemini: POST
+// /models/{model}:generateContent and :streamGenerateContent, GET /models).
+// Either version prefix is accepted for every flavor.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	e.mu.Lock()
+	p := e.providers[name]
+	var cfg Provider
+	if p != nil {
+		cfg = p.cfg
+	}
+	e.mu.Unlock()
+	if p == nil {
+		http.NotFound(w, r)
+		return
+	}
+	rest = "/" + rest
+	for _, v := range []string{"/v1beta/", "/v1/"} {
+		if strings.HasPrefix(rest, v) {
+			rest = rest[len(v)-1:]
+			break
+		}
+	}
+	if cfg.Flavor == FlavorGemini {
+		e.serveGemini(w, r, cfg, rest)
+		return
+	}
+	e.serveOpenAI(w, r, cfg, rest)
+}

@@ -1,0 +1,480 @@
+package emulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// gemContent is one turn (or the system instruction) of a Gemini request.
+type gemContent struct {
+	Role  string `json:"role"`
+	Parts []struct {
+		Text string `json:"text"`
+	} `json:"parts"`
+}
+
+func (g gemContent) text() string {
+	var b strings.Builder
+	for _, p := range g.Parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// gemRequest is the part of a generateContent request the emulator reads,
+// after snake_case keys were turned into camelCase (Google accepts both).
+type gemRequest struct {
+	Contents          []gemContent `json:"contents"`
+	SystemInstruction *gemContent  `json:"systemInstruction"`
+	GenerationConfig  *struct {
+		MaxOutputTokens int `json:"maxOutputTokens"`
+		ThinkingConfig  *struct {
+			ThinkingBudget *int   `json:"thinkingBudget"`
+			ThinkingLevel  string `json:"thinkingLevel"`
+		} `json:"thinkingConfig"`
+	} `json:"generationConfig"`
+}
+
+// The fields generateContent accepts at each level checked; any other is a
+// 400 (PROVIDERS.md: "Unknown name ... Cannot find field").
+func gemTopField(n string) bool {
+	switch n {
+	case "contents", "systemInstruction", "generationConfig", "safetySettings",
+		"tools", "toolConfig", "cachedContent", "labels", "model", "serviceTier":
+		return true
+	}
+	return false
+}
+
+func gemConfigField(n string) bool {
+	switch n {
+	case "stopSequences", "responseMimeType", "responseSchema", "responseJsonSchema",
+		"responseModalities", "candidateCount", "maxOutputTokens", "temperature", "topP", "topK", "seed",
+		"presencePenalty", "frequencyPenalty", "responseLogprobs", "logprobs", "enableEnhancedCivicAnswers",
+		"speechConfig", "thinkingConfig", "mediaResolution", "imageConfig":
+		return true
+	}
+	return false
+}
+
+func gemThinkingField(n string) bool {
+	return n == "thinkingBudget" || n == "thinkingLevel" || n == "includeThoughts"
+}
+
+// camel turns a proto field name into its JSON name: thinking_config →
+// thinkingConfig.
+func camel(s string) string {
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// normalize checks the keys of one object level against allowed and
+// renames them to camelCase. It returns Google's message for the first
+// unknown key (in sorted order, for determinism).
+func normalize(m map[string]any, allowed func(string) bool, at string) (map[string]any, string) {
+	out := make(map[string]any, len(m))
+	var bad []string
+	for k, v := range m {
+		ck := camel(k)
+		if !allowed(ck) {
+			bad = append(bad, k)
+			continue
+		}
+		out[ck] = v
+	}
+	if len(bad) == 0 {
+		return out, ""
+	}
+	first := bad[0]
+	for _, b := range bad {
+		first = min(first, b)
+	}
+	if at == "" {
+		return nil, `Invalid JSON payload received. Unknown name "` + first + `": Cannot find field.`
+	}
+	return nil, `Invalid JSON payload received. Unknown name "` + first + `" at '` + at + `': Cannot find field.`
+}
+
+// parseGemini decodes and checks a generateContent body. problem is the
+// INVALID_ARGUMENT message for a bad body, field the violation's field.
+func parseGemini(body []byte) (req gemRequest, problem, field string) {
+	var top map[string]any
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return req, "Invalid JSON payload received. Unexpected token.", ""
+	}
+	top, problem = normalize(top, gemTopField, "")
+	if problem != "" {
+		return req, problem, ""
+	}
+	if gc, ok := top["generationConfig"].(map[string]any); ok {
+		gc, problem = normalize(gc, gemConfigField, "generation_config")
+		if problem != "" {
+			return req, problem, "generation_config"
+		}
+		if tc, ok := gc["thinkingConfig"].(map[string]any); ok {
+			gc["thinkingConfig"], problem = normalize(tc, gemThinkingField, "generation_config.thinking_config")
+			if problem != "" {
+				return req, problem, "generation_config.thinking_config"
+			}
+		}
+		top["generationConfig"] = gc
+	}
+	clean, _ := json.Marshal(top)
+	if err := json.Unmarshal(clean, &req); err != nil {
+		return req, "Invalid JSON payload received. Unexpected token.", ""
+	}
+	if len(req.Contents) == 0 {
+		return req, "* GenerateContentRequest.contents: contents is not specified\n", ""
+	}
+	for _, c := range req.Contents {
+		if c.Role != "" && c.Role != "user" && c.Role != "model" {
+			return req, "Please use a valid role: user, model.", ""
+		}
+	}
+	return req, "", ""
+}
+
+// thinkingProblem is the 400 a model gives to a thinking config it refuses.
+func thinkingProblem(req gemRequest, modelID string) string {
+	if req.GenerationConfig == nil || req.GenerationConfig.ThinkingConfig == nil {
+		return ""
+	}
+	tc := req.GenerationConfig.ThinkingConfig
+	switch {
+	case tc.ThinkingLevel != "" && tc.ThinkingBudget != nil:
+		return "You can only set only one of thinking budget and thinking level."
+	case tc.ThinkingLevel != "" && strings.Contains(modelID, "2.5"):
+		return "Thinking level is not supported for this model."
+	}
+	return ""
+}
+
+func googleKey(r *http.Request) string {
+	if k := r.Header.Get("x-goog-api-key"); k != "" {
+		return k
+	}
+	return r.URL.Query().Get("key")
+}
+
+func gErr(status int, msg, st string, details ...any) failure {
+	e := obj{{"code", status}, {"message", msg}, {"status", st}}
+	if len(details) > 0 {
+		e = append(e, kv{"details", details})
+	}
+	return failure{status: status, body: pretty(obj{{"error", e}}), google: true}
+}
+
+func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provider, path string) {
+	if rest, ok := strings.CutPrefix(path, "/openai/"); ok {
+		// Google's OpenAI-compatible endpoint on the same account.
+		e.serveOpenAI(w, r, p, "/"+rest)
+		return
+	}
+	c := &call{prov: p}
+	if path == "/models" && r.Method == http.MethodGet {
+		if p.Key != "" && googleKey(r) != p.Key {
+			c.kind = Unauthorized
+			e.writeFailure(w, e.failureOf(c))
+			return
+		}
+		var models []obj
+		for _, id := range e.Models(p.Name) {
+			models = append(models, obj{{"name", "models/" + id}, {"displayName", id},
+				{"supportedGenerationMethods", []string{"generateContent", "countTokens"}}})
+		}
+		if models == nil {
+			models = []obj{}
+		}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.Write(pretty(obj{{"models", models}}))
+		return
+	}
+	rest, ok := strings.CutPrefix(path, "/models/")
+	i := strings.LastIndexByte(rest, ':')
+	if !ok || i < 0 || r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	method := rest[i+1:]
+	c.modelID = rest[:i]
+	switch method {
+	case "generateContent":
+	case "streamGenerateContent":
+		c.stream = true
+	default:
+		http.NotFound(w, r)
+		return
+	}
+
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	req, problem, field := parseGemini(body)
+	if err != nil {
+		problem = "Invalid JSON payload received. Unexpected token."
+	}
+	n := 0
+	if req.SystemInstruction != nil {
+		n += len(req.SystemInstruction.text())
+	}
+	for i, ct := range req.Contents {
+		t := ct.text()
+		n += len(t)
+		if i == len(req.Contents)-1 && ct.Role == "model" {
+			c.prefix, c.hasPrefix = t, true
+		}
+	}
+	c.prompt = tokensOf(n)
+	if req.GenerationConfig != nil {
+		c.maxTokens = req.GenerationConfig.MaxOutputTokens
+	}
+
+	if p.Key != "" && googleKey(r) != p.Key {
+		c.kind = Unauthorized
+		f := e.failureOf(c)
+		e.record(c, "auth", f.status)
+		e.writeFailure(w, f)
+		return
+	}
+	if problem == "" {
+		problem = thinkingProblem(req, c.modelID)
+	}
+	if problem != "" {
+		var f failure
+		if strings.HasPrefix(problem, "Invalid JSON payload") {
+			fv := obj{{"description", problem}}
+			if field != "" {
+				fv = obj{{"field", field}, {"description", problem}}
+			}
+			f = gErr(400, problem, "INVALID_ARGUMENT", obj{{"@type", "type.googleapis.com/google.rpc.BadRequest"}, {"fieldViolations", []obj{fv}}})
+		} else {
+			f = gErr(400, problem, "INVALID_ARGUMENT")
+		}
+		e.record(c, "invalid", f.status)
+		e.writeFailure(w, f)
+		return
+	}
+	e.admit(c)
+	e.finishRecord(c, e.runGemini(w, r, c))
+}
+
+func (e *Emulator) runGemini(w http.ResponseWriter, r *http.Request, c *call) int {
+	ctx := r.Context()
+	if c.kind == Hang || (c.kind == StreamStall && !c.stream) {
+		e.hang(ctx, c)
+		return 0
+	}
+	if !e.latency(ctx, c) {
+		return 0
+	}
+	switch {
+	case c.kind == Malformed:
+		return writeMalformed(w)
+	case c.kind == Refused:
+		return e.answerGemini(w, r, c)
+	case c.kind == StreamErrorEvent && !c.stream:
+		f := gErr(500, "Internal error encountered.", "INTERNAL")
+		e.writeFailure(w, f)
+		return f.status
+	case c.kind.answers():
+		return e.answerGemini(w, r, c)
+	}
+	f := e.failureOf(c)
+	e.writeFailure(w, f)
+	return f.status
+}
+
+func (c *call) responseID() string { return fmt.Sprintf("emu%020d", c.seq) }
+
+// gemEvent is a GenerateContentResponse carrying text, with cumulative
+// usage; finish marks the last one.
+func (c *call) gemEvent(text string, finish bool, soFar int) obj {
+	content := obj{{"role", "model"}}
+	if text != "" {
+		content = obj{{"parts", []obj{{{"text", text}}}}, {"role", "model"}}
+	}
+	cand := obj{{"content", content}}
+	if finish {
+		reason := "STOP"
+		if c.finish == "length" {
+			reason = "MAX_TOKENS"
+		}
+		cand = append(cand, kv{"finishReason", reason})
+	}
+	cand = append(cand, kv{"index", 0})
+	usage := obj{{"promptTokenCount", c.prompt}}
+	if soFar > 0 {
+		usage = append(usage, kv{"candidatesTokenCount", soFar})
+	}
+	usage = append(usage, kv{"totalTokenCount", c.prompt + soFar},
+		kv{"promptTokensDetails", []obj{{{"modality", "TEXT"}, {"tokenCount", c.prompt}}}})
+	return obj{{"candidates", []obj{cand}}, {"usageMetadata", usage}, {"modelVersion", c.modelID}, {"responseId", c.responseID()}}
+}
+
+// gemRefusal is a prompt blocked by safety: 200, no candidates.
+func (c *call) gemRefusal() obj {
+	ratings := []obj{
+		{{"category", "HARM_CATEGORY_SEXUALLY_EXPLICIT"}, {"probability", "NEGLIGIBLE"}},
+		{{"category", "HARM_CATEGORY_HATE_SPEECH"}, {"probability", "NEGLIGIBLE"}},
+		{{"category", "HARM_CATEGORY_HARASSMENT"}, {"probability", "HIGH"}},
+		{{"category", "HARM_CATEGORY_DANGEROUS_CONTENT"}, {"probability", "NEGLIGIBLE"}},
+	}
+	return obj{{"promptFeedback", obj{{"blockReason", "SAFETY"}, {"safetyRatings", ratings}}},
+		{"usageMetadata", obj{{"promptTokenCount", c.prompt}, {"totalTokenCount", c.prompt},
+			{"promptTokensDetails", []obj{{{"modality", "TEXT"}, {"tokenCount", c.prompt}}}}}},
+		{"modelVersion", c.modelID}, {"responseId", c.responseID()}}
+}
+
+func (e *Emulator) answerGemini(w http.ResponseWriter, r *http.Request, c *call) int {
+	sseMode := r.URL.Query().Get("alt") == "sse"
+	if !c.stream {
+		body := pretty(c.gemEvent(c.answer, true, c.completion))
+		if c.kind == Refused {
+			body = pretty(c.gemRefusal())
+		}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		if c.kind == StreamCut {
+			w.WriteHeader(http.StatusOK)
+			w.Write(body[:len(body)/2])
+			flush(w)
+			panic(http.ErrAbortHandler)
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+		return http.StatusOK
+	}
+	if !sseMode {
+		return e.gemArray(w, r, c)
+	}
+	ctx := r.Context()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	s := newSSE(w, c.kind)
+	if c.kind == Refused {
+		s.event(googleLine(c.gemRefusal()))
+		return http.StatusOK
+	}
+	pieces, limit, cut := streamPlan(c)
+	if len(pieces) == 0 {
+		s.event(googleLine(c.gemEvent("", true, 0)))
+		return http.StatusOK
+	}
+	sent := 0
+	for i := range limit {
+		if c.kind == StreamMalformedEvent && i == limit/2 {
+			s.raw(garbageEvent + s.eol + s.eol)
+		}
+		if i > 0 && !e.between(ctx, c) {
+			return http.StatusOK
+		}
+		sent += len(pieces[i])
+		last := !cut && i == len(pieces)-1
+		soFar := tokensOf(sent)
+		s.event(googleLine(c.gemEvent(pieces[i], last, soFar)))
+	}
+	switch c.kind {
+	case StreamStall:
+		e.stall(ctx, c)
+	case StreamErrorEvent:
+		s.event(googleLine(obj{{"error", obj{{"code", 500}, {"message", "Internal error encountered."}, {"status", "INTERNAL"}}}}))
+	}
+	return http.StatusOK
+}
+
+// gemArray streams without alt=sse: one JSON array written element by
+// element.
+func (e *Emulator) gemArray(w http.ResponseWriter, r *http.Request, c *call) int {
+	ctx := r.Context()
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(http.StatusOK)
+	pieces, limit, cut := streamPlan(c)
+	io.WriteString(w, "[")
+	sent := 0
+	for i := range limit {
+		if i > 0 {
+			if !e.between(ctx, c) {
+				return http.StatusOK
+			}
+			io.WriteString(w, ",\r\n")
+		}
+		sent += len(pieces[i])
+		w.Write(pretty(c.gemEvent(pieces[i], !cut && i == len(pieces)-1, tokensOf(sent))))
+		flush(w)
+	}
+	if cut {
+		if c.kind == StreamStall {
+			e.stall(ctx, c)
+		}
+		return http.StatusOK
+	}
+	io.WriteString(w, "]")
+	return http.StatusOK
+}
+
+// geminiFailure is Google's pretty-printed error for a kind.
+func geminiFailure(c *call, now time.Time) failure {
+	switch c.kind {
+	case RateMinute, RateDay:
+		return geminiRate(c, now)
+	case HighDemand:
+		return gErr(503, "This model is currently experiencing high demand. Spikes in demand are usually temporary. Please try again later.", "UNAVAILABLE")
+	case Unauthorized:
+		msg := "API key not valid. Please pass a valid API key."
+		return gErr(400, msg, "INVALID_ARGUMENT",
+			obj{{"@type", "type.googleapis.com/google.rpc.ErrorInfo"}, {"reason", "API_KEY_INVALID"}, {"domain", "googleapis.com"},
+				{"metadata", obj{{"service", "generativelanguage.googleapis.com"}}}},
+			obj{{"@type", "type.googleapis.com/google.rpc.LocalizedMessage"}, {"locale", "en-US"}, {"message", msg}})
+	case Forbidden:
+		return gErr(403, "Your API key was reported as leaked. Please use another API key.", "PERMISSION_DENIED")
+	case NotFound, Decommissioned:
+		return gErr(404, "models/"+c.modelID+" is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", "NOT_FOUND")
+	case TooLarge, ContextLength:
+		return gErr(400, fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (1048575).", c.prompt+1048576), "INVALID_ARGUMENT")
+	case BadThinking:
+		return gErr(400, "Thinking level is not supported for this model.", "INVALID_ARGUMENT")
+	}
+	msg := c.step.Text
+	if msg == "" {
+		msg = "Request contains an invalid argument."
+	}
+	return gErr(400, msg, "INVALID_ARGUMENT")
+}
+
+func geminiRate(c *call, now time.Time) failure {
+	ri := c.rate
+	metric := "generativelanguage.googleapis.com/generate_content_free_tier_requests"
+	if ri.Tokens {
+		metric = "generativelanguage.googleapis.com/generate_content_free_tier_input_token_count"
+	}
+	quotaID := map[[2]bool]string{
+		{false, false}: "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+		{true, false}:  "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+		{false, true}:  "GenerateContentInputTokensPerModelPerMinute-FreeTier",
+		{true, true}:   "GenerateContentInputTokensPerModelPerDay-FreeTier",
+	}[[2]bool{ri.Day, ri.Tokens}]
+	// A per-day 429 still names a short delay (PROVIDERS.md §2).
+	delay := ri.Wait
+	if ri.Day && (c.limited || c.step.RetryAfter == 0) {
+		delay = untilMinute(now)
+	}
+	msg := fmt.Sprintf("You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: %s, limit: %d, model: %s\nPlease retry in %s.",
+		metric, ri.Limit, c.modelID, protoDuration(delay))
+	return gErr(429, msg, "RESOURCE_EXHAUSTED",
+		obj{{"@type", "type.googleapis.com/google.rpc.QuotaFailure"}, {"violations", []obj{{
+			{"quotaMetric", metric}, {"quotaId", quotaID},
+			{"quotaDimensions", obj{{"location", "global"}, {"model", c.modelID}}},
+			{"quotaValue", fmt.Sprint(ri.Limit)},
+		}}}},
+		obj{{"@type", "type.googleapis.com/google.rpc.Help"}, {"links", []obj{{
+			{"description", "Learn more about Gemini API quotas"}, {"url", "https://ai.google.dev/gemini-api/docs/rate-limits"},
+		}}}},
+		obj{{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", protoDuration(delay)}})
+}

@@ -1,0 +1,189 @@
+package emulator
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMinuteLimit(t *testing.T) {
+	v := newEnv(t)
+	v.add(FlavorGroq, Model{ID: "llama-3.1-8b-instant", Limits: Limits{RPM: 30}})
+	for i := range 30 {
+		if r := v.call(FlavorGroq, "llama-3.1-8b-instant", false); r.status != 200 {
+			t.Fatalf("call %d: status %d, want 200", i+1, r.status)
+		}
+		v.clk.Advance(time.Second)
+	}
+	// Call 31 comes 30s after the first: the first leaves the window in 30s.
+	v.e.Script(FlavorGroq, "llama-3.1-8b-instant", Step{Kind: HighDemand})
+	r := v.call(FlavorGroq, "llama-3.1-8b-instant", false)
+	if r.status != 429 {
+		t.Fatalf("call 31: status %d, want 429", r.status)
+	}
+	wantMsg := "on requests per minute (RPM): Limit 30, Used 30, Requested 1. Please try again in 30s."
+	if !strings.Contains(r.body, wantMsg) || r.header.Get("Retry-After") != "30" {
+		t.Errorf("call 31: retry-after %q body %s, want %q", r.header.Get("Retry-After"), r.body, wantMsg)
+	}
+	if got := v.e.Calls(FlavorGroq, "llama-3.1-8b-instant"); got != 31 {
+		t.Errorf("Calls = %d, want 31", got)
+	}
+	recs := v.e.Records()
+	if got := recs[30].Behaviour; got != "limit_rate_minute" {
+		t.Errorf("record 31 behaviour %q", got)
+	}
+	// The minute moves on: the first call leaves the window and the
+	// scripted step, untouched by the 429, now runs.
+	v.clk.Advance(30 * time.Second)
+	if r := v.call(FlavorGroq, "llama-3.1-8b-instant", false); r.status != 503 {
+		t.Errorf("after the minute: status %d, want the scripted 503", r.status)
+	}
+	v.clk.Advance(time.Second)
+	if r := v.call(FlavorGroq, "llama-3.1-8b-instant", false); r.status != 200 {
+		t.Errorf("after the minute: status %d, want 200", r.status)
+	}
+}
+
+func TestTokenLimits(t *testing.T) {
+	v := newEnv(t)
+	// Prompt "Hi" is 1 token; the answer 100 bytes is 25 tokens.
+	v.add(FlavorGroq, Model{ID: "m", Answer: strings.Repeat("x", 100), Limits: Limits{TPM: 60}})
+	for i := range 2 {
+		if r := v.call(FlavorGroq, "m", false); r.status != 200 {
+			t.Fatalf("call %d: %d", i+1, r.status)
+		}
+	}
+	r := v.call(FlavorGroq, "m", false)
+	if r.status != 429 || !strings.Contains(r.body, "on tokens per minute (TPM): Limit 60, Used 52, Requested 26.") || !strings.Contains(r.body, `"type":"tokens"`) {
+		t.Errorf("third call: %d %s", r.status, r.body)
+	}
+	if got := r.header.Get("x-ratelimit-remaining-tokens"); got != "8" {
+		t.Errorf("remaining tokens %q, want 8", got)
+	}
+	// One request over the TPM on its own is Groq's 413.
+	big := `,"messages":[{"role":"user","content":"` + strings.Repeat("y", 400) + `"}]`
+	v.clk.Advance(time.Minute)
+	r = v.do(t.Context(), "POST", v.e.BaseURL(v.srv.URL, FlavorGroq)+"/chat/completions", `{"model":"m"`+big+`}`)
+	if r.status != 413 || !strings.Contains(r.body, "Request too large") {
+		t.Errorf("big call: %d %s", r.status, r.body)
+	}
+}
+
+func TestAccountLimits(t *testing.T) {
+	v := newEnv(t)
+	v.addProvider(Provider{Name: "or", Flavor: FlavorOpenRouter, Limits: Limits{RPM: 20, RPD: 50}},
+		Model{ID: "a:free"}, Model{ID: "b:free"})
+	for i := range 20 {
+		id := []string{"a:free", "b:free"}[i%2]
+		if r := v.chat("or", id, ""); r.status != 200 {
+			t.Fatalf("call %d: %d", i+1, r.status)
+		}
+	}
+	r := v.chat("or", "a:free", "")
+	if r.status != 429 || !strings.Contains(r.body, "free-models-per-min") {
+		t.Fatalf("call 21: %d %s", r.status, r.body)
+	}
+	// Half an hour later the minute is free; 30 more calls spend the day.
+	v.clk.Advance(30 * time.Minute)
+	for i := range 30 {
+		if i%20 == 0 && i > 0 {
+			v.clk.Advance(time.Minute)
+		}
+		if r := v.chat("or", "b:free", ""); r.status != 200 {
+			t.Fatalf("day call %d: %d %s", i+21, r.status, r.body)
+		}
+	}
+	v.clk.Advance(time.Minute)
+	r = v.chat("or", "a:free", "")
+	// 12:32 UTC: the day resets at the next UTC midnight.
+	want := `{"error":{"message":"Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day","code":429,"metadata":{"headers":{"X-RateLimit-Limit":"50","X-RateLimit-Remaining":"0","X-RateLimit-Reset":"1779321600000"},"provider_name":null}},"user_id":"` + openRouterUID + `"}`
+	if r.status != 429 || r.body != want {
+		t.Errorf("call 51: %d\n got %s\nwant %s", r.status, r.body, want)
+	}
+	v.clk.Set(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
+	if r := v.chat("or", "a:free", ""); r.status != 200 {
+		t.Errorf("after UTC midnight: %d", r.status)
+	}
+}
+
+func TestModelLimitOnOpenRouterNamesTheModel(t *testing.T) {
+	v := newEnv(t)
+	v.add(FlavorOpenRouter, Model{ID: "qwen/qwen3-coder:free", Limits: Limits{RPM: 1}})
+	v.chat(FlavorOpenRouter, "qwen/qwen3-coder:free", "")
+	r := v.chat(FlavorOpenRouter, "qwen/qwen3-coder:free", "")
+	want := "High demand for qwen/qwen3-coder:free on OpenRouter - limited to 1 requests per minute. Please retry shortly."
+	if r.status != 429 || !strings.Contains(r.body, want) || !strings.Contains(r.body, "limit_rpm/qwen/qwen3-coder/") {
+		t.Errorf("got %d %s", r.status, r.body)
+	}
+}
+
+// TestGeminiDayAcrossDST spends a 2-a-day Gemini model on the day daylight
+// saving starts in Los Angeles (2026-03-08, 23 hours long): the day ends at
+// the next local midnight, not 24 hours after the last one.
+func TestGeminiDayAcrossDST(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newEnvAt(t, time.Date(2026, 3, 7, 23, 30, 0, 0, la))
+	v.add(FlavorGemini, Model{ID: "gemini-2.5-flash", Limits: Limits{RPD: 2}})
+	call := func() reply { return v.gemini(FlavorGemini, "gemini-2.5-flash", false, "") }
+	for i := range 2 {
+		if r := call(); r.status != 200 {
+			t.Fatalf("call %d: %d", i+1, r.status)
+		}
+	}
+	if r := call(); r.status != 429 || !strings.Contains(r.body, "GenerateRequestsPerDayPerProjectPerModel-FreeTier") {
+		t.Fatalf("call 3 on Mar 7: %d %s", r.status, r.body)
+	}
+	v.clk.Set(time.Date(2026, 3, 8, 0, 0, 1, 0, la))
+	for i := range 2 {
+		if r := call(); r.status != 200 {
+			t.Fatalf("Mar 8 call %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := call()
+	if r.status != 429 || !strings.Contains(r.body, `"retryDelay": "59s"`) {
+		t.Fatalf("Mar 8 call 3: %d %s (want a short retryDelay)", r.status, r.body)
+	}
+	// 23:59:59 PDT on Mar 8 is still the same day.
+	v.clk.Set(time.Date(2026, 3, 8, 23, 59, 59, 0, la))
+	if r := call(); r.status != 429 {
+		t.Errorf("Mar 8 23:59:59: %d, want 429", r.status)
+	}
+	// Midnight PDT comes 23 hours after midnight PST.
+	v.clk.Set(time.Date(2026, 3, 9, 0, 0, 0, 0, la))
+	if r := call(); r.status != 200 {
+		t.Errorf("Mar 9 00:00 PDT: %d, want 200", r.status)
+	}
+}
+
+func TestRollingDay(t *testing.T) {
+	v := newEnv(t)
+	v.add(FlavorGroq, Model{ID: "m", Limits: Limits{RPD: 2}})
+	v.call(FlavorGroq, "m", false)
+	v.clk.Advance(time.Hour)
+	v.call(FlavorGroq, "m", false)
+	r := v.call(FlavorGroq, "m", false)
+	if r.status != 429 || !strings.Contains(r.body, "requests per day (RPD): Limit 2, Used 2, Requested 1. Please try again in 23h0m0s.") {
+		t.Fatalf("call 3: %d %s", r.status, r.body)
+	}
+	v.clk.Advance(23 * time.Hour)
+	if r := v.call(FlavorGroq, "m", false); r.status != 200 {
+		t.Errorf("a rolling day later: %d", r.status)
+	}
+}
+
+func TestResetClearsUsage(t *testing.T) {
+	v := newEnv(t)
+	v.add(FlavorCerebras, Model{ID: "m", Limits: Limits{RPM: 1}})
+	v.e.Script(FlavorCerebras, "m", Step{Kind: HighDemand}, Step{Kind: HighDemand})
+	v.call(FlavorCerebras, "m", false)
+	v.e.Reset()
+	if got := v.e.Calls(FlavorCerebras, "m"); got != 0 || len(v.e.Records()) != 0 {
+		t.Fatalf("after Reset: calls %d records %d", got, len(v.e.Records()))
+	}
+	if r := v.call(FlavorCerebras, "m", false); r.status != 200 {
+		t.Errorf("after Reset: %d, want 200 (no limit used, no script left)", r.status)
+	}
+}

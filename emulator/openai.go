@@ -1,0 +1,323 @@
+package emulator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// maxBody caps a request body the emulator reads.
+const maxBody = 8 << 20
+
+// oaiRequest is the part of an OpenAI chat request the emulator reads.
+type oaiRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+		Prefix  bool            `json:"prefix"`
+	} `json:"messages"`
+	Stream        bool `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           int `json:"max_tokens"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
+}
+
+// contentText is the text of a content field: a string, or the text parts
+// of an array joined with "\n".
+func contentText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("decode content: %w", err)
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// bearer returns the token of an Authorization: Bearer header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return h[7:]
+	}
+	return ""
+}
+
+func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provider, path string) {
+	c := &call{prov: p, compat: p.Flavor == FlavorGemini}
+	switch {
+	case path == "/models" && r.Method == http.MethodGet:
+		if p.Key != "" && bearer(r) != p.Key {
+			c.kind = Unauthorized
+			e.writeFailure(w, e.failureOf(c))
+			return
+		}
+		e.writeModels(w, p)
+		return
+	case path == "/chat/completions" && r.Method == http.MethodPost:
+	default:
+		http.NotFound(w, r)
+		return
+	}
+
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	var req oaiRequest
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	unknown := ""
+	if c.compat && err == nil {
+		unknown = compatUnknownField(body)
+	}
+	c.modelID, c.stream = req.Model, req.Stream
+	c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	c.maxTokens = req.MaxTokens
+	if req.MaxCompletionTokens > 0 {
+		c.maxTokens = req.MaxCompletionTokens
+	}
+	n := 0
+	for i, m := range req.Messages {
+		text, cerr := contentText(m.Content)
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+		n += len(text)
+		if i == len(req.Messages)-1 && m.Role == "assistant" {
+			c.prefix, c.hasPrefix = text, true
+		}
+	}
+	c.prompt = tokensOf(n)
+
+	if p.Key != "" && bearer(r) != p.Key {
+		c.kind = Unauthorized
+		f := e.failureOf(c)
+		if p.Flavor == FlavorOpenRouter && bearer(r) != "" {
+			f = orErr(401, "User not found.", nil)
+		}
+		e.record(c, "auth", f.status)
+		e.writeFailure(w, f)
+		return
+	}
+	if unknown != "" {
+		msg := `Invalid JSON payload received. Unknown name "` + unknown + `": Cannot find field.`
+		f := gErr(400, msg, "INVALID_ARGUMENT", obj{{"@type", "type.googleapis.com/google.rpc.BadRequest"},
+			{"fieldViolations", []obj{{{"description", msg}}}}})
+		f.body = append(append([]byte("["), f.body...), ']')
+		e.record(c, "invalid", f.status)
+		e.writeFailure(w, f)
+		return
+	}
+	if err == nil && req.Model == "" {
+		err = fmt.Errorf("model is required")
+	}
+	if err == nil && len(req.Messages) == 0 {
+		err = fmt.Errorf("messages is required")
+	}
+	if err != nil {
+		c.kind = BadRequest
+		c.step.Text = "invalid request body: " + requestProblem(err)
+		f := e.failureOf(c)
+		e.record(c, "invalid", f.status)
+		e.writeFailure(w, f)
+		return
+	}
+
+	e.admit(c)
+	e.finishRecord(c, e.runOpenAI(w, r, c))
+}
+
+// compatUnknownField returns the first (sorted) top-level field Gemini's
+// OpenAI-compatible endpoint does not know, "" if none: it rejects them
+// where OpenAI ignores them (PROVIDERS.md: "store", "web_search_options").
+func compatUnknownField(body []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return ""
+	}
+	first := ""
+	for k := range top {
+		switch k {
+		case "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens",
+			"temperature", "top_p", "n", "stop", "response_format", "tools", "tool_choice",
+			"reasoning_effort", "seed", "presence_penalty", "frequency_penalty", "extra_body",
+			"logprobs", "top_logprobs", "parallel_tool_calls", "modalities", "audio":
+			continue
+		}
+		if first == "" || k < first {
+			first = k
+		}
+	}
+	return first
+}
+
+// requestProblem names what was wrong with a body without quoting it.
+func requestProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case strings.Contains(err.Error(), "required"):
+		return err.Error()
+	case errors.As(err, &se):
+		return "not valid JSON"
+	case errors.As(err, &te):
+		return "field " + te.Field + " has the wrong type"
+	}
+	return "could not be decoded"
+}
+
+// runOpenAI answers an admitted call and returns the status sent (0 for
+// none).
+func (e *Emulator) runOpenAI(w http.ResponseWriter, r *http.Request, c *call) int {
+	ctx := r.Context()
+	if c.kind == Hang || (c.kind == StreamStall && !c.stream) {
+		e.hang(ctx, c)
+		return 0
+	}
+	if !e.latency(ctx, c) {
+		return 0
+	}
+	switch {
+	case c.kind == Malformed:
+		return writeMalformed(w)
+	case c.kind.answers() && c.stream:
+		return e.streamOpenAI(w, r, c)
+	case c.kind.answers():
+		return e.answerOpenAI(w, c)
+	}
+	f := e.failureOf(c)
+	e.writeFailure(w, f)
+	return f.status
+}
+
+func (e *Emulator) writeFailure(w http.ResponseWriter, f failure) {
+	h := w.Header()
+	for k, v := range f.header {
+		h[k] = v
+	}
+	h.Set("Content-Type", "application/json")
+	if f.google {
+		h.Set("Content-Type", "application/json; charset=UTF-8")
+	}
+	w.WriteHeader(f.status)
+	w.Write(f.body)
+}
+
+// malformedBody is what a broken proxy in front of a provider answers.
+const malformedBody = "upstream connect error or disconnect/reset before headers. reset reason: connection termination"
+
+func writeMalformed(w http.ResponseWriter) int {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, malformedBody)
+	return http.StatusOK
+}
+
+// completionID is the flavor's response id.
+func (c *call) completionID() string {
+	switch c.prov.Flavor {
+	case FlavorOpenRouter:
+		return fmt.Sprintf("gen-%d-emu%08d", c.start.Unix(), c.seq)
+	case FlavorOllama:
+		return fmt.Sprintf("chatcmpl-%d", c.seq%999)
+	}
+	return fmt.Sprintf("chatcmpl-emu%08d", c.seq)
+}
+
+func (c *call) requestID() string { return fmt.Sprintf("req_01emulator%015d", c.seq) }
+
+// head is the fields every chat.completion(.chunk) starts with.
+func (c *call) head(object string) obj {
+	o := obj{{"id", c.completionID()}, {"object", object}, {"created", c.start.Unix()}, {"model", c.modelID}}
+	switch c.prov.Flavor {
+	case FlavorGroq:
+		o = append(o, kv{"system_fingerprint", "fp_emulator"})
+	case FlavorOllama:
+		o = append(o, kv{"system_fingerprint", "fp_ollama"})
+	case FlavorOpenRouter:
+		o = append(o, kv{"provider", "Emulator"})
+	}
+	return o
+}
+
+func (c *call) usageObj() obj {
+	return obj{{"prompt_tokens", c.prompt}, {"completion_tokens", c.completion}, {"total_tokens", c.prompt + c.completion}}
+}
+
+// groqUsage is the x_groq usage of Groq's last chunk; the times are made up
+// from the token counts so they stay deterministic.
+func (c *call) groqUsage() obj {
+	return obj{{"queue_time", 0.01}, {"prompt_tokens", c.prompt}, {"prompt_time", float64(c.prompt) / 10000},
+		{"completion_tokens", c.completion}, {"completion_time", float64(c.completion) / 1000},
+		{"total_tokens", c.prompt + c.completion}, {"total_time", 0.01 + float64(c.prompt)/10000 + float64(c.completion)/1000}}
+}
+
+func (e *Emulator) answerHeaders(w http.ResponseWriter, c *call, contentType string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	if c.prov.Flavor == FlavorGroq {
+		h.Set("x-request-id", c.requestID())
+		h.Set("x-groq-region", "emu")
+	}
+	e.limitHeaders(h, c)
+}
+
+func (e *Emulator) answerOpenAI(w http.ResponseWriter, c *call) int {
+	content := c.answer
+	o := c.head("chat.completion")
+	if c.kind == StreamErrorEvent {
+		// Not streamed: OpenRouter puts the error in a 200 body.
+		o = append(o, kv{"error", obj{{"code", "server_error"}, {"message", "Provider disconnected unexpectedly"}}},
+			kv{"choices", []obj{{{"index", 0}, {"message", obj{{"role", "assistant"}, {"content", ""}}}, {"finish_reason", "error"}}}})
+	} else {
+		o = append(o, kv{"choices", []obj{{{"index", 0}, {"message", obj{{"role", "assistant"}, {"content", content}}}, {"logprobs", nil}, {"finish_reason", c.finish}}}},
+			kv{"usage", c.usageObj()})
+	}
+	if c.prov.Flavor == FlavorGroq {
+		o = append(o, kv{"x_groq", obj{{"id", c.requestID()}}})
+	}
+	body := compact(o)
+	e.answerHeaders(w, c, "application/json")
+	if c.kind == StreamCut {
+		// Not streamed: half the body, then the connection drops.
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(body[:len(body)/2])
+		flush(w)
+		panic(http.ErrAbortHandler)
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+	return http.StatusOK
+}
+
+func (e *Emulator) writeModels(w http.ResponseWriter, p Provider) {
+	var data []obj
+	for _, id := range e.Models(p.Name) {
+		data = append(data, obj{{"id", id}, {"object", "model"}, {"created", 1700000000}, {"owned_by", p.Name}})
+	}
+	if data == nil {
+		data = []obj{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(compact(obj{{"object", "list"}, {"data", data}}))
+}

@@ -1,0 +1,101 @@
+package failure
+
+// Class is the outcome of one attempt: a closed set, in DESIGN.md's decision
+// table order. Its String form is a metric label and a call-log value, so the
+// names never change.
+type Class uint8
+
+// The classes. OK is the zero value.
+const (
+	OK         Class = iota // 2xx with a non-empty answer
+	Empty                   // 2xx with no content, or a body that does not parse
+	RateMinute              // 429 for a per-minute (or unnamed, short) limit
+	RateDay                 // 429 for a per-day limit, or no credits (402)
+	Auth                    // the key or account is refused (401, 403, Gemini's bad-key 400)
+	Gone                    // the model is not there (404, 410, decommissioned)
+	BadConfig               // a 4xx caused by the route's own settings
+	BadRequest              // a 4xx caused by what the caller sent
+	Refused                 // a content-policy or safety refusal
+	TooLarge                // the request does not fit this route (413, context length)
+	Overloaded              // 5xx, "high demand", connection refused or reset, a cut stream
+	Timeout                 // no answer, or a stream gone silent, within its limit
+	Cancelled               // the caller went away, or a hedge lost
+)
+
+// String returns the class's label ("rate_day"), or "unknown" for a value
+// outside the set.
+func (c Class) String() string {
+	switch c {
+	case OK:
+		return "ok"
+	case Empty:
+		return "empty"
+	case RateMinute:
+		return "rate_minute"
+	case RateDay:
+		return "rate_day"
+	case Auth:
+		return "auth"
+	case Gone:
+		return "gone"
+	case BadConfig:
+		return "bad_config"
+	case BadRequest:
+		return "bad_request"
+	case Refused:
+		return "refused"
+	case TooLarge:
+		return "too_large"
+	case Overloaded:
+		return "overloaded"
+	case Timeout:
+		return "timeout"
+	case Cancelled:
+		return "cancelled"
+	}
+	return "unknown"
+}
+
+// ParseClass returns the class whose String is s.
+func ParseClass(s string) (Class, bool) {
+	for c := OK; c <= Cancelled; c++ {
+		if c.String() == s {
+			return c, true
+		}
+	}
+	return OK, false
+}
+
+// Rests reports whether a failure of class c rests anything. OK, BadRequest,
+// Refused, TooLarge and Cancelled stay with their request.
+func (c Class) Rests() bool {
+	switch c {
+	case OK, BadRequest, Refused, TooLarge, Cancelled:
+		return false
+	}
+	return c <= Cancelled
+}
+
+// Scope is what a failure rests: nothing beyond this request, the route, or
+// every route of the provider (they share the account).
+type Scope uint8
+
+// The scopes. ScopeRequest is the zero value.
+const (
+	ScopeRequest  Scope = iota // no rest: the failure stays with this request
+	ScopeRoute                 // rest this route
+	ScopeProvider              // rest every route of this provider
+)
+
+// String returns "request", "route" or "provider".
+func (s Scope) String() string {
+	switch s {
+	case ScopeRequest:
+		return "request"
+	case ScopeRoute:
+		return "route"
+	case ScopeProvider:
+		return "provider"
+	}
+	return "unknown"
+}

@@ -1,0 +1,102 @@
+// Package failure owns the meaning of an upstream failure. Provider adapters
+// report every failed call as an *UpstreamError (status, headers, at most
+// 64 KiB of body, or a transport error or sentinel); Classify sorts it into a
+// closed set of classes with a scope and the provider's wait, and
+// Policy.Rest turns that Verdict into how long, and what, to rest. One
+// classifier for every dialect keeps the failover decision in one place
+// (STYLE.md, Errors), and it is a pure function of the error and the time, so
+// it is safe for concurrent use.
+//
+// # Rules
+//
+// Classify applies these rules in order; typed checks come first, status
+// codes next, and message text only inside a status family.
+//
+//	 #  seen as                                                class        scope
+//	 1  nil                                                    ok           request
+//	 2  errors.Is context.Canceled (caller gone, hedge lost)   cancelled    request
+//	 3  HTTP status 1xx, 3xx-5xx: rules 11-21 on the body
+//	 4  2xx with no Err: an error event inside a 200 (OpenRouter
+//	    mid-stream); its numeric code decides, else 502
+//	 5  ErrRefused (Gemini blockReason, finishReason SAFETY)   refused      request
+//	 6  ErrEmptyAnswer, ErrMalformed                           empty        route
+//	 7  ErrStreamCut                                           overloaded   route
+//	 8  ErrStreamStalled, context.DeadlineExceeded,
+//	    a net.Error whose Timeout() is true                    timeout      route
+//	 9  ECONNREFUSED, ECONNRESET, EPIPE, io.EOF,
+//	    io.ErrUnexpectedEOF                                    overloaded   route
+//	10  any other transport error                              overloaded   route
+//	11  429: see "Per day or per minute" below                 rate_*       route/provider
+//	12  402 (no credits; Pollinations balance)                 rate_day     provider
+//	    402 "tier not high enough" (one model out of reach)    gone         route
+//	13  401                                                    auth         provider
+//	14  403 "moderation"/"flagged"/content_policy (OpenRouter) refused      request
+//	    403 "has not agreed to" (Cloudflare model terms)       bad_config   route
+//	    other 403 (NVIDIA "Authorization failed", leaked key)  auth         provider
+//	15  404, 410 "No endpoints found that support ..."         too_large    request
+//	    other 404, 410                                         gone         route
+//	16  413                                                    too_large    request
+//	17  408                                                    overloaded   route
+//	18  504                                                    timeout      route
+//	19  other 5xx ("high demand", UNAVAILABLE, OpenRouter 502/503)
+//	                                                           overloaded   route
+//	20  other 4xx, in order:
+//	    content_filter, content_policy_violation, moderation   refused      request
+//	    model_decommissioned, model_not_found, "no such model",
+//	    "Not found for account"                                gone         route
+//	    Gemini "API key not valid", API_KEY_INVALID,
+//	    "API Key not found", "User location is not supported"  auth         provider
+//	    context_length_exceeded, "reduce the length", "input
+//	    token count (...) exceeds the maximum",
+//	    tokens_limit_reached, "request too large"              too_large    request
+//	    Gemini thinking errors, "Unknown name ... Cannot find
+//	    field", reasoning_format, reasoning_effort             bad_config   route
+//	    tools / JSON mode / images "not supported"             too_large    request
+//	    "is not supported for this model"                      bad_config   route
+//	    anything else                                          bad_request  request
+//	21  1xx, unfollowed 3xx (a wrong base URL)                 bad_config   route
+//
+// too_large also covers "this route cannot serve this request's features"
+// (tools, JSON mode, images): like a prompt too long, another route may take
+// it, and a caller must never rest a route for everyone.
+//
+// # Per day or per minute
+//
+// A 429 is per day or per minute from its body first, then its headers:
+//
+//	OpenRouter "free-models-per-day*", limit_source openrouter_free_tier_daily   rate_day     provider
+//	OpenRouter "free-models-per-min"                                            rate_minute  provider
+//	Cloudflare "daily free allocation" (10,000 neurons, account-wide)           rate_day     provider
+//	OpenRouter "limit_rpm/...", upstream_provider_shared_pool,
+//	openrouter_shared_capacity                                                  rate_minute  route
+//	Groq "(RPD)"/"(TPD)", Gemini quotaId "PerDay" or metric "per_day",
+//	Gemini "limit: 0" (no free quota at all), "per day", GitHub
+//	"UserByModelByDay"/"per 86400s", "daily", "-day"                            rate_day     route
+//	Groq x-ratelimit-remaining-requests "0" (it counts the day), Cerebras
+//	x-ratelimit-remaining-{requests,tokens}-day "0"                             rate_day     route
+//	"(RPM)"/"(TPM)", "per minute", quotaId "PerMinute", "per 60s"               rate_minute  route
+//	no window named, retry-after > 5 min                                        rate_day     route
+//	no window named (Mistral, NVIDIA, bare Gemini)                              rate_minute  route
+//
+// Day signals win over minute ones: one Gemini 429 may list both quotas.
+// Gemini's retryDelay never decides the window (a per-day 429 carries a 36 s
+// delay); Policy.Rest ignores such a short wait for a per-day limit.
+//
+// # Bodies
+//
+// Error bodies are parsed once into a small internal shape, whatever the
+// envelope: {"error":{...}} (OpenAI, Groq, OpenRouter, GitHub, Ollama),
+// Google's pretty-printed {"error":{"code","message","status","details"}},
+// the same inside a JSON array (Gemini's OpenAI-compatible endpoint),
+// Cerebras' and Mistral's flat {"message","type","code"}, NVIDIA's problem
+// {"status","title","detail"}, Cloudflare's {"success":false,"errors":[...]},
+// Pollinations' {"success":false,"error":{...}} and {"error":"text"}, plain
+// text, and HTML (its <title>). Garbage never panics (FuzzClassify).
+//
+// # What callers see
+//
+// Verdict.Message is the provider's reason with keys, bearer tokens,
+// org_/user_ ids and emails removed (Redact), at most 300 bytes;
+// Verdict.LogText is shorter still and elides long quoted spans, since a
+// provider may echo the prompt. UpstreamError.Error never prints the body.
+package failure

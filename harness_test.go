@@ -1,0 +1,234 @@
+package tollfree_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/state"
+)
+
+// t0 is the fake clock's start: a weekday morning in UTC.
+var t0 = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+
+// testKeys are the keys the emulated providers expect.
+var testKeys = map[string]string{
+	"GROQ_API_KEY":       "gsk_test_groq_key_0001",
+	"GEMINI_API_KEY":     "AIzaTestGeminiKey0001",
+	"CEREBRAS_API_KEY":   "csk-test-cerebras-0001",
+	"OPENROUTER_API_KEY": "sk-or-v1-test-0001",
+}
+
+// harness is a gateway served over real HTTP in front of the emulator, on
+// a fake clock.
+type harness struct {
+	t     *testing.T
+	clk   *clock.Fake
+	emu   *emulator.Emulator
+	gw    *tollfree.Gateway
+	srv   *httptest.Server
+	recs  *attempts
+	plan  *config.Plan
+	store state.Store
+}
+
+// attempts collects the router's attempt records.
+type attempts struct {
+	mu sync.Mutex
+	a  []route.Attempt
+}
+
+func (r *attempts) RecordAttempt(a *route.Attempt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.a = append(r.a, *a)
+}
+
+func (r *attempts) all() []route.Attempt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]route.Attempt(nil), r.a...)
+}
+
+// forRequest returns the attempts of one request id.
+func (r *attempts) forRequest(id string) []route.Attempt {
+	var out []route.Attempt
+	for _, a := range r.all() {
+		if a.RequestID == id {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// emulatedProviders is the providers block of a test config; EMU is
+// replaced by the emulator's URL.
+const emulatedProviders = `
+providers:
+  groq:     {preset: groq,     base_url: EMU/groq/v1,       api_key: ${GROQ_API_KEY}}
+  gemini:   {preset: gemini,   base_url: EMU/gemini/v1beta, api_key: ${GEMINI_API_KEY}}
+  cerebras: {preset: cerebras, base_url: EMU/cerebras/v1,   api_key: ${CEREBRAS_API_KEY}}
+  openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
+`
+
+// newHarness starts the emulator with the four providers and a gateway
+// configured by chains (the chains: block of a config).
+func newHarness(t *testing.T, chains string) *harness {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	emu := emulator.New(emulator.Options{Clock: clk})
+	for name, flavor := range map[string]string{"groq": "groq", "gemini": "gemini", "cerebras": "cerebras", "openrouter": "openrouter"} {
+		key := testKeys[strings.ToUpper(name)+"_API_KEY"]
+		emu.AddProvider(emulator.Provider{Name: name, Flavor: flavor, Key: key})
+	}
+	for _, m := range []struct{ p, id string }{
+		{"groq", "llama-3.3-70b-versatile"}, {"groq", "llama-3.1-8b-instant"}, {"groq", "openai/gpt-oss-120b"},
+		{"gemini", "gemini-2.5-flash-lite"}, {"gemini", "gemini-2.5-flash"}, {"gemini", "gemma-3-27b-it"},
+		{"cerebras", "gpt-oss-120b"}, {"cerebras", "llama3.1-8b"},
+		{"openrouter", "openai/gpt-oss-120b:free"},
+	} {
+		emu.AddModel(m.p, emulator.Model{ID: m.id})
+	}
+	es := httptest.NewServer(emu)
+	t.Cleanup(es.Close)
+	yaml := "data_dir: " + t.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(emulatedProviders, "EMU", es.URL) + chains
+	env := func(k string) string { return testKeys[k] }
+	plan, err := config.Parse("test.yaml", []byte(yaml), env)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	recs := &attempts{}
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: recs})
+	if err != nil {
+		t.Fatalf("tollfree.New: %v", err)
+	}
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		gw.Close()
+	})
+	return &harness{t: t, clk: clk, emu: emu, gw: gw, srv: srv, recs: recs, plan: plan, store: gw.Store()}
+}
+
+// reply is what a caller saw.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r reply) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("response is not JSON (%v): %s", err, r.body)
+	}
+	return m
+}
+
+// content returns choices[0].message.content.
+func (r reply) content(t *testing.T) string {
+	t.Helper()
+	m := r.json(t)
+	ch, _ := m["choices"].([]any)
+	if len(ch) == 0 {
+		t.Fatalf("no choices in %s", r.body)
+	}
+	msg := ch[0].(map[string]any)["message"].(map[string]any)
+	s, _ := msg["content"].(string)
+	return s
+}
+
+func (r reply) errorCode(t *testing.T) string {
+	t.Helper()
+	e, ok := r.json(t)["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("no error envelope in %s", r.body)
+	}
+	c, _ := e["code"].(string)
+	return c
+}
+
+// post sends a raw request to the gateway.
+func (h *harness) post(path, contentType string, body []byte) reply {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// ask sends a one-question chat request on chain.
+func (h *harness) ask(chain string) reply {
+	h.t.Helper()
+	return h.post("/v1/chat/completions", "application/json", []byte(`{"model":"`+chain+`","messages":[{"role":"user","content":"What does tollfree do?"}]}`))
+}
+
+// askAsync sends ask in a goroutine; the reply arrives on the channel.
+func (h *harness) askAsync(chain string) <-chan reply {
+	ch := make(chan reply, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"`+chain+`","messages":[{"role":"user","content":"What does tollfree do?"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ch <- reply{status: -1, body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		ch <- reply{status: resp.StatusCode, header: resp.Header, body: b}
+	}()
+	return ch
+}
+
+// waitCalls waits until the emulator has received n calls for a route: a
+// real network event, so it polls, bounded by a deadline.
+func (h *harness) waitCalls(provider, model string, n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.emu.Calls(provider, model) < n {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s/%s: got %d calls, want %d", provider, model, h.emu.Calls(provider, model), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// rest returns the rest in force for key, if any.
+func (h *harness) rest(key string) (state.Rest, bool) {
+	h.t.Helper()
+	rs, err := h.store.Rests(context.Background(), h.clk.Now())
+	if err != nil {
+		h.t.Fatalf("Rests: %v", err)
+	}
+	for _, r := range rs {
+		if r.Key == key {
+			return r, true
+		}
+	}
+	return state.Rest{}, false
+}

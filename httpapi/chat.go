@@ -1,0 +1,259 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/openai"
+	"github.com/tollfree/tollfree/route"
+)
+
+// Response headers that tell a caller what served it.
+const (
+	HeaderRequestID = "X-Request-Id"
+	HeaderRoute     = "X-Tollfree-Route"
+	HeaderFallback  = "X-Tollfree-Fallback"
+	HeaderCache     = "X-Tollfree-Cache"
+)
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, "POST")
+		return
+	}
+	id := s.ids.next()
+	w.Header().Set(HeaderRequestID, id)
+	if !s.authorized(r) {
+		unauthorized(w)
+		return
+	}
+	buf := s.getBuf()
+	defer s.putBuf(buf)
+	if !s.readBody(w, r, buf) {
+		return
+	}
+	req, model, err := openai.DecodeRequest(*buf)
+	if err != nil {
+		var re *openai.RequestError
+		if errors.As(err, &re) {
+			writeError(w, http.StatusBadRequest, re.Message, "invalid_request_error", re.Param, re.Code)
+			return
+		}
+		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "", "invalid_request")
+		return
+	}
+	ch := s.plan.Chains[model]
+	if ch == nil {
+		writeError(w, http.StatusNotFound, "the model "+strconv.Quote(model)+" names no chain of this gateway; use one of: "+strings.Join(s.plan.ChainOrder, ", "), "invalid_request_error", "model", "model_not_found")
+		return
+	}
+	if req.Stream {
+		s.stream(w, r, id, ch, req)
+		return
+	}
+	res, err := s.router.Chat(r.Context(), ch.Name, id, req)
+	if err != nil {
+		s.fail(w, r, ch, req, err)
+		return
+	}
+	resp := res.Response
+	content, reasoning := splitThink(resp.Content)
+	if reasoning != "" && resp.Reasoning == "" {
+		resp.Reasoning = reasoning
+	}
+	resp.Content = content
+	name := s.modelName(ch, res.Route)
+	if !ch.HideRoute {
+		w.Header().Set(HeaderRoute, res.Route.ID)
+	}
+	out := s.getBuf()
+	defer s.putBuf(out)
+	*out = openai.AppendResponse(*out, chatID(id), name, s.clock.Now().Unix(), resp, ch.Reasoning == "pass")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(*out)))
+	w.Write(*out)
+}
+
+// modelName is what the response's model field says: the route that
+// answered, or the chain's name when the chain hides its routes.
+func (s *Server) modelName(ch *config.Chain, rt *config.Route) string {
+	if ch.HideRoute || rt == nil {
+		return ch.Name
+	}
+	return rt.ID
+}
+
+func chatID(reqID string) string { return "chatcmpl-" + strings.TrimPrefix(reqID, "req_") }
+
+// splitThink removes a <think>…</think> block from a whole answer.
+func splitThink(s string) (content, reasoning string) {
+	if !strings.Contains(s, "<think>") {
+		return s, ""
+	}
+	f := &openai.ThinkFilter{}
+	c, rsn := f.Push(s)
+	c2, r2 := f.Flush()
+	return strings.TrimLeft(c+c2, "\n"), rsn + r2
+}
+
+// fail answers a request no route answered: with the caller's own error,
+// the chain's fallback, or an error with Retry-After.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, req *llm.Request, err error) {
+	if r.Context().Err() != nil {
+		return // the caller went away; nobody is listening
+	}
+	var ce *route.CallerError
+	var ex *route.ExhaustedError
+	var tl *route.TooLargeError
+	switch {
+	case errors.As(err, &ce):
+		status := ce.Status
+		if status < 400 || status >= 500 {
+			status = http.StatusBadRequest
+		}
+		code := ce.Class.String()
+		if ce.Class == failure.Refused {
+			code = "content_filter"
+		}
+		writeError(w, status, ce.Route+": "+ce.Message, "invalid_request_error", "", code)
+	case errors.As(err, &tl):
+		writeError(w, http.StatusBadRequest, tl.Error(), "invalid_request_error", "messages", "context_length_exceeded")
+	case errors.As(err, &ex):
+		if ch.Fallback.Kind == config.FallbackMessage {
+			s.fallbackMessage(w, ch, req)
+			return
+		}
+		if !ex.RetryAt.IsZero() {
+			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), ex.RetryAt))
+		}
+		writeError(w, http.StatusServiceUnavailable, ex.Error(), "server_error", "", "no_route_available")
+	case errors.Is(err, context.Canceled):
+	default:
+		s.log.Error("chat failed", "chain", ch.Name, "err", err)
+		writeError(w, http.StatusBadGateway, "the gateway could not complete the request; see its log for the cause", "server_error", "", "gateway_error")
+	}
+}
+
+// fallbackMessage answers with the chain's fixed message, marked as a
+// fallback in a header so that a program can tell.
+func (s *Server) fallbackMessage(w http.ResponseWriter, ch *config.Chain, req *llm.Request) {
+	w.Header().Set(HeaderFallback, "message")
+	resp := &llm.Response{Content: ch.Fallback.Message, FinishReason: "stop"}
+	now := s.clock.Now().Unix()
+	id := chatID(w.Header().Get(HeaderRequestID))
+	if req.Stream {
+		writeStreamHeaders(w)
+		b := openai.AppendChunk(nil, id, ch.Name, now, llm.Chunk{Role: "assistant", Content: ch.Fallback.Message}, false)
+		b = openai.AppendChunk(b, id, ch.Name, now, llm.Chunk{FinishReason: "stop"}, false)
+		if req.IncludeUsage {
+			b = openai.AppendUsageChunk(b, id, ch.Name, now, llm.Usage{})
+		}
+		b = append(b, "data: [DONE]\n\n"...)
+		w.Write(b)
+		return
+	}
+	b := openai.AppendResponse(nil, id, ch.Name, now, resp, false)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func writeStreamHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+}
+
+// stream answers with server-sent events, flushed as they arrive.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *config.Chain, req *llm.Request) {
+	rs, err := s.router.Stream(r.Context(), ch.Name, id, req)
+	if err != nil {
+		s.fail(w, r, ch, req, err)
+		return
+	}
+	defer rs.Close()
+	if !ch.HideRoute {
+		w.Header().Set(HeaderRoute, rs.Route.ID)
+	}
+	writeStreamHeaders(w)
+	fl, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
+	name := s.modelName(ch, rs.Route)
+	cid := chatID(id)
+	created := s.clock.Now().Unix()
+	pass := ch.Reasoning == "pass"
+	think := &openai.ThinkFilter{}
+	buf := s.getBuf()
+	defer s.putBuf(buf)
+	var finish string
+	for {
+		c, err := rs.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if r.Context().Err() != nil {
+				return
+			}
+			// The answer broke and no route could continue it: say so in
+			// an error event, and abort so it cannot pass for a whole one.
+			msg := "the answer broke off and could not be continued"
+			var be *route.BrokenError
+			if errors.As(err, &be) {
+				msg = be.Error()
+			}
+			*buf = openai.AppendErrorEvent((*buf)[:0], msg, "server_error", "stream_broken")
+			w.Write(*buf)
+			if fl != nil {
+				fl.Flush()
+			}
+			panic(http.ErrAbortHandler)
+		}
+		if c.Content != "" {
+			content, reasoning := think.Push(c.Content)
+			c.Content = content
+			c.Reasoning += reasoning
+		}
+		if c.FinishReason != "" {
+			finish = c.FinishReason
+			tail, treason := think.Flush()
+			c.Content += tail
+			c.Reasoning += treason
+		}
+		usage := c.Usage
+		c.Usage = nil
+		if c.Content == "" && c.Role == "" && c.FinishReason == "" && len(c.ToolCalls) == 0 && (c.Reasoning == "" || !pass) {
+			_ = usage
+			continue
+		}
+		*buf = openai.AppendChunk((*buf)[:0], cid, name, created, c, pass)
+		if _, err := w.Write(*buf); err != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		_ = rc
+	}
+	*buf = (*buf)[:0]
+	if finish == "" {
+		*buf = openai.AppendChunk(*buf, cid, name, created, llm.Chunk{FinishReason: "stop"}, false)
+	}
+	if req.IncludeUsage {
+		u, _ := rs.Usage()
+		*buf = openai.AppendUsageChunk(*buf, cid, name, created, u)
+	}
+	*buf = append(*buf, "data: [DONE]\n\n"...)
+	w.Write(*buf)
+	if fl != nil {
+		fl.Flush()
+	}
+}

@@ -1,0 +1,11 @@
+// Package httpapi is tollfree's HTTP face: the OpenAI-compatible API
+// (POST /v1/chat/completions, GET /v1/models), the health check, and the
+// mapping of every failure to the status code and error envelope an OpenAI
+// client expects.
+//
+// Bad input never reaches a provider: a wrong method or content type, a body
+// over the size limit, malformed JSON, a request without messages or naming
+// no chain each get a 4xx with a precise message in OpenAI's error envelope.
+// What the client sees is chosen here (a public message); the cause goes to
+// the log, never the raw upstream error.
+package httpapi

@@ -1,0 +1,254 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/openai"
+	"github.com/tollfree/tollfree/route"
+)
+
+// Options configure a Server. Plan and Router are required.
+type Options struct {
+	Plan   *config.Plan
+	Router *route.Router
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// Extra handlers mounted on the mux (status page, metrics, admin), by
+	// pattern.
+	Extra map[string]http.Handler
+	// Health adds lines to /healthz (the state store's condition).
+	Health func() map[string]string
+}
+
+// Server serves the API. It is safe for concurrent use.
+type Server struct {
+	plan   *config.Plan
+	router *route.Router
+	clock  clock.Clock
+	log    *slog.Logger
+	health func() map[string]string
+	mux    *http.ServeMux
+	ids    idSource
+	keys   [][]byte
+
+	bufs sync.Pool // *[]byte
+}
+
+// New returns a Server.
+func New(o Options) *Server {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, mux: http.NewServeMux()}
+	s.ids.init()
+	for _, k := range o.Plan.GatewayKeys {
+		if k != "" {
+			s.keys = append(s.keys, []byte(k))
+		}
+	}
+	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
+	s.mux.HandleFunc("/v1/chat/completions", s.chat)
+	s.mux.HandleFunc("/chat/completions", s.chat)
+	s.mux.HandleFunc("/v1/models", s.models)
+	s.mux.HandleFunc("/healthz", s.healthz)
+	for p, h := range o.Extra {
+		s.mux.Handle(p, h)
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+"; this gateway serves POST /v1/chat/completions and GET /v1/models", "invalid_request_error", "", "not_found")
+	})
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// HTTPServer returns an *http.Server for h with the plan's timeouts, so that
+// a slow or idle client cannot hold a connection forever. There is no write
+// timeout: streams may last minutes; the router's deadlines bound them.
+func HTTPServer(p *config.Plan, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              p.Listen,
+		Handler:           h,
+		ReadHeaderTimeout: p.Server.ReadHeaderTimeout,
+		ReadTimeout:       p.Server.ReadTimeout,
+		IdleTimeout:       p.Server.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+func (s *Server) getBuf() *[]byte { return s.bufs.Get().(*[]byte) }
+
+func (s *Server) putBuf(b *[]byte) {
+	if cap(*b) > 1<<20 {
+		return
+	}
+	*b = (*b)[:0]
+	s.bufs.Put(b)
+}
+
+// authorized checks the gateway key, in constant time, when keys are set.
+func (s *Server) authorized(r *http.Request) bool {
+	if len(s.keys) == 0 {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	okAny := 0
+	for _, k := range s.keys {
+		okAny |= subtle.ConstantTimeCompare([]byte(got), k)
+	}
+	return okAny == 1
+}
+
+// readBody reads a JSON request body within the size limit. It writes the
+// error response itself and returns ok false on failure.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *[]byte) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json, not "+strconv.Quote(ct), "invalid_request_error", "", "unsupported_media_type")
+			return false
+		}
+	}
+	limit := s.plan.Server.MaxBodyBytes
+	if r.ContentLength > limit {
+		writeError(w, http.StatusRequestEntityTooLarge, "the request body is "+strconv.FormatInt(r.ContentLength, 10)+" bytes; the limit is "+strconv.FormatInt(limit, 10), "invalid_request_error", "", "request_too_large")
+		return false
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	b := *buf
+	if r.ContentLength > 0 && int64(cap(b)) < r.ContentLength {
+		b = make([]byte, 0, r.ContentLength)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			*buf = b
+			var mb *http.MaxBytesError
+			if errors.As(err, &mb) {
+				writeError(w, http.StatusRequestEntityTooLarge, "the request body is over the limit of "+strconv.FormatInt(limit, 10)+" bytes", "invalid_request_error", "", "request_too_large")
+				return false
+			}
+			writeError(w, http.StatusBadRequest, "the request body could not be read: it ended early or too slowly", "invalid_request_error", "", "body_read_error")
+			return false
+		}
+	}
+	*buf = b
+	if len(b) == 0 {
+		writeError(w, http.StatusBadRequest, "the request body is empty; send a JSON chat completion request", "invalid_request_error", "", "invalid_json")
+		return false
+	}
+	return true
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	if !s.authorized(r) {
+		unauthorized(w)
+		return
+	}
+	b := []byte(`{"object":"list","data":[`)
+	for i, name := range s.plan.ChainOrder {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendQuote(b, name)
+		b = append(b, `,"object":"model","created":0,"owned_by":"tollfree"}`...)
+	}
+	b = append(b, "]}"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	b := []byte(`{"status":"ok"`)
+	if s.health != nil {
+		for k, v := range s.health() {
+			b = append(b, ',')
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			b = strconv.AppendQuote(b, v)
+		}
+	}
+	b = append(b, '}')
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	writeError(w, http.StatusMethodNotAllowed, "method not allowed; use "+allow, "invalid_request_error", "", "method_not_allowed")
+}
+
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="tollfree"`)
+	writeError(w, http.StatusUnauthorized, "missing or wrong gateway key: send Authorization: Bearer <key>", "invalid_request_error", "", "invalid_api_key")
+}
+
+// writeError writes OpenAI's error envelope.
+func writeError(w http.ResponseWriter, status int, msg, typ, param, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(openai.AppendError(nil, msg, typ, param, code))
+}
+
+// idSource makes request ids: a random process prefix and a counter, so
+// ids are unique without a syscall per request.
+type idSource struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func (s *idSource) init() {
+	var b [6]byte
+	rand.Read(b[:])
+	s.prefix = "req_" + hex.EncodeToString(b[:])
+}
+
+func (s *idSource) next() string {
+	return s.prefix + strconv.FormatUint(s.n.Add(1), 36)
+}
+
+// retryAfter formats the seconds until t, at least 1.
+func retryAfter(now, t time.Time) string {
+	d := t.Sub(now)
+	secs := int64((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return strconv.FormatInt(secs, 10)
+}
+
+var _ = context.Background

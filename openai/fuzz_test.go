@@ -1,0 +1,81 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tollfree/tollfree/failure"
+)
+
+// FuzzDecodeRequest checks that DecodeRequest never panics, that every
+// error is a *RequestError, and that an accepted request encodes to valid
+// JSON free of lone surrogates and invalid UTF-8 which decodes again.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"a\ud83d"}]}],"tools":[1],"x":{"y":"}"}}`,
+		`{"messages":[{"role":"assistant","content":null,"tool_calls":[{}],"prefix":true}],"stop":["a"],"temperature":1}`,
+		`{"messages":[{"role":"user","content":"\"\\\u00e9"}],"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"messages":[]}`, `[]`, `{`, "{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, _, err := DecodeRequest(body)
+		if err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("err %T is not a *RequestError", err)
+			}
+			return
+		}
+		out := AppendRequest(nil, "m", req, nil)
+		if !json.Valid(out) {
+			t.Fatalf("AppendRequest wrote invalid JSON: %q", out)
+		}
+		if !utf8.Valid(out) {
+			t.Fatalf("AppendRequest wrote invalid UTF-8: %q", out)
+		}
+		if _, _, err := DecodeRequest(out); err != nil {
+			t.Fatalf("re-decoding AppendRequest's body: %v", err)
+		}
+	})
+}
+
+// FuzzDecodeChunk checks that DecodeChunk never panics, reports either a
+// chunk, a ChunkError or ErrMalformed, and that a chunk survives
+// AppendChunk and DecodeChunk unchanged in its text.
+func FuzzDecodeChunk(f *testing.F) {
+	for _, s := range []string{
+		`{"choices":[{"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":1}}`,
+		`{"error":{"code":"x","message":"y"},"choices":[]}`,
+		`{"object":"error","message":"m","code":1}`,
+		`[{"error":{"code":429}}]`,
+		`{"choices":[{"delta":{"content":[{"type":"thinking","thinking":"t"}]}}],"x_groq":{"usage":{}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, ce, err := DecodeChunk(data)
+		switch {
+		case err != nil:
+			if !errors.Is(err, failure.ErrMalformed) {
+				t.Fatalf("err = %v, want ErrMalformed", err)
+			}
+			return
+		case ce != nil:
+			return
+		}
+		ev := AppendChunk(nil, "id", "m", 1, c, true)
+		back, ce, err := DecodeChunk(ev[len("data: ") : len(ev)-2])
+		if err != nil || ce != nil {
+			t.Fatalf("re-decoding %q: %v %v", ev, ce, err)
+		}
+		if back.Content != c.Content || back.Reasoning != c.Reasoning || back.FinishReason != c.FinishReason {
+			t.Fatalf("round trip changed the chunk: %+v -> %+v", c, back)
+		}
+	})
+}

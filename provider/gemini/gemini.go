@@ -1,0 +1,252 @@
+// Package gemini is the adapter for Google's native Gemini API
+// (generateContent and streamGenerateContent?alt=sse). It owns the
+// translation between tollfree's provider-neutral llm types and Gemini's
+// wire format, both ways, and reports every failure as a
+// *failure.UpstreamError with Flavor "gemini" so that one classifier decides
+// what it means.
+//
+// The native API is used rather than Gemini's OpenAI-compatible endpoint
+// because only the native one takes a thinkingConfig reliably, returns
+// thought summaries as separate parts, and answers errors as plain objects
+// (PROVIDERS.md §1, §2).
+//
+// Translation of a request, in short:
+//
+//   - system and developer messages become systemInstruction (joined with a
+//     blank line); user stays user; assistant becomes model; tool messages
+//     become user turns carrying their text verbatim (Gemini's
+//     functionResponse parts are not produced, a documented limitation).
+//     Only the text of a message is sent: images and other parts are
+//     dropped. Empty messages are skipped, and consecutive messages of one
+//     role are merged, joined by a blank line, because Gemini wants turns
+//     to alternate. A request made only of system messages sends their text
+//     as the one user turn.
+//   - An assistant message with Prefix set must be the last message: it is
+//     then sent as the last "model" turn, which Gemini continues rather
+//     than answers.
+//   - MaxTokens, Temperature, TopP, Stop and Seed map to generationConfig's
+//     maxOutputTokens, temperature, topP, stopSequences and seed.
+//     response_format json_object sets responseMimeType application/json;
+//     json_schema also passes the schema verbatim as responseJsonSchema
+//     (JSON Schema, not the OpenAPI subset of responseSchema).
+//   - ReasoningEffort low/medium/high/none becomes a thinkingConfig for the
+//     model's family unless the route's Extra sets one: gemini-2.5
+//     thinkingBudget 1024/8192/24576/0, gemini-3.x thinkingLevel
+//     LOW/MEDIUM/HIGH/MINIMAL; Pro models, which cannot stop thinking, get
+//     budget 128 or LOW for none; other models (Gemma, 2.0) get none.
+//   - The route's Extra keys name generationConfig fields, except
+//     safetySettings, tools, toolConfig and cachedContent, which go at the
+//     top level; a generationConfig key merges its fields in. A JSON null
+//     removes the field. The caller's own unknown fields (Request.Extra) are
+//     never sent: Gemini rejects unknown fields.
+//
+// Translation of an answer: the first candidate's text parts are joined
+// into Content and its "thought" parts into Reasoning; other parts
+// (functionCall, inlineData...) are dropped, so an answer made only of them
+// is empty. finishReason STOP is stop, MAX_TOKENS length, the safety family
+// (SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, IMAGE_SAFETY)
+// content_filter, anything else stop. Thoughts count as completion tokens
+// and as ReasoningTokens. A streamed answer's usage is cumulative on every
+// event: only the last is passed, on the chunk that carries the finish.
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider"
+)
+
+// Flavor is the UpstreamError.Flavor of every error this package returns.
+const Flavor = "gemini"
+
+const (
+	// maxBody caps a non-streamed answer; a larger one is malformed.
+	maxBody = 32 << 20
+	// maxEventLine caps one SSE line (one streamed GenerateContentResponse).
+	maxEventLine = 8 << 20
+)
+
+// Options configures a Client. The zero value is not useful: BaseURL and
+// APIKey are needed to reach Gemini.
+type Options struct {
+	// Name is the provider's name in tollfree's config ("gemini"); it is
+	// UpstreamError.Provider.
+	Name string
+	// BaseURL is the API root, e.g.
+	// https://generativelanguage.googleapis.com/v1beta. A trailing slash is
+	// ignored.
+	BaseURL string
+	// APIKey is sent as the x-goog-api-key header (never in the URL, so it
+	// cannot leak into an error string). Empty sends no key.
+	APIKey string
+	// Headers are extra request headers, set before the key.
+	Headers map[string]string
+	// Client sends the requests. Default: a client of its own with a tuned
+	// transport shared by all of this Client's calls. It must have no
+	// Timeout shorter than a stream: deadlines come from ctx.
+	Client *http.Client
+}
+
+// Client calls one Gemini account. It is safe for concurrent use.
+type Client struct {
+	name    string
+	baseURL string
+	apiKey  string
+	headers map[string]string
+	hc      *http.Client
+}
+
+// New returns a Client for o. It copies o.Headers.
+func New(o Options) *Client {
+	c := &Client{
+		name:    o.Name,
+		baseURL: strings.TrimRight(o.BaseURL, "/"),
+		apiKey:  o.APIKey,
+		headers: make(map[string]string, len(o.Headers)),
+		hc:      o.Client,
+	}
+	for k, v := range o.Headers {
+		c.headers[k] = v
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: newTransport()}
+	}
+	return c
+}
+
+// newTransport is http.DefaultTransport's settings with more idle
+// connections per host: every call of a Client goes to one host, and a
+// gateway under load would otherwise redial (and redo TLS) for most calls.
+// There is no response-header timeout here: the router bounds each attempt
+// with its ctx.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Chat asks for a whole answer: POST {BaseURL}/models/{model}:generateContent.
+// Every error is a *failure.UpstreamError: Status 0 with Err set when no
+// response came; the upstream's status, header and body (at most 64 KiB)
+// for a non-2xx; Status 200 with Err failure.ErrRefused, ErrEmptyAnswer or
+// ErrMalformed when a 200 carries no usable answer.
+func (c *Client) Chat(ctx context.Context, call provider.Call) (*llm.Response, error) {
+	resp, err := c.post(ctx, call, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, nil, fmt.Errorf("gemini: read response: %w", err))
+	}
+	if len(body) > maxBody {
+		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, body[:failure.MaxBody],
+			fmt.Errorf("gemini: response larger than %d bytes: %w", maxBody, failure.ErrMalformed))
+	}
+	r, err := decodeResponse(body)
+	if err != nil {
+		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, capBody(body), err)
+	}
+	r.Header = resp.Header
+	return r, nil
+}
+
+// Stream asks for a streamed answer:
+// POST {BaseURL}/models/{model}:streamGenerateContent?alt=sse. It returns
+// once the response headers are in; a non-2xx is returned as Chat returns
+// it. The stream is bound to ctx: cancelling ctx breaks a blocked Next.
+// The caller must Close the stream.
+func (c *Client) Stream(ctx context.Context, call provider.Call) (llm.Stream, error) {
+	resp, err := c.post(ctx, call, true)
+	if err != nil {
+		return nil, err
+	}
+	return newStream(c, call.Model, resp), nil
+}
+
+// post sends call and returns a 2xx response, or the error for anything else.
+func (c *Client) post(ctx context.Context, call provider.Call, stream bool) (*http.Response, error) {
+	body, err := json.Marshal(buildRequest(call))
+	if err != nil {
+		// Only an invalid json.RawMessage (route Extra, response_format) gets here.
+		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("gemini: encode request: %w", err))
+	}
+	u := c.baseURL + "/models/" + url.PathEscape(strings.TrimPrefix(call.Model, "models/"))
+	if stream {
+		u += ":streamGenerateContent?alt=sse"
+	} else {
+		u += ":generateContent"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("gemini: new request: %w", err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+		// A compressed event stream may be buffered on its way: ask for none.
+		req.Header.Set("Accept-Encoding", "identity")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	if c.apiKey != "" {
+		req.Header.Set("x-goog-api-key", c.apiKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("gemini: post: %w", err))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, failure.MaxBody))
+		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, b, nil)
+	}
+	return resp, nil
+}
+
+// fail builds the UpstreamError for one failed call.
+func (c *Client) fail(model string, status int, h http.Header, body []byte, err error) error {
+	return &failure.UpstreamError{
+		Provider: c.name,
+		Flavor:   Flavor,
+		Model:    model,
+		Status:   status,
+		Header:   h,
+		Body:     body,
+		Err:      err,
+	}
+}
+
+// capBody returns at most failure.MaxBody bytes of b (the cap the
+// classifier expects), copied.
+func capBody(b []byte) []byte {
+	if len(b) > failure.MaxBody {
+		b = b[:failure.MaxBody]
+	}
+	return bytes.Clone(b)
+}

@@ -1,0 +1,258 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider"
+)
+
+// wireRequest is the body of generateContent and streamGenerateContent.
+type wireRequest struct {
+	Contents          []wireContent `json:"contents"`
+	SystemInstruction *wireContent  `json:"systemInstruction,omitempty"`
+	// GenerationConfig is a map so that the route's Extra can add any
+	// field Gemini knows, present or future; encoding/json sorts its keys.
+	GenerationConfig map[string]json.RawMessage `json:"generationConfig,omitempty"`
+	SafetySettings   json.RawMessage            `json:"safetySettings,omitempty"`
+	Tools            json.RawMessage            `json:"tools,omitempty"`
+	ToolConfig       json.RawMessage            `json:"toolConfig,omitempty"`
+	CachedContent    json.RawMessage            `json:"cachedContent,omitempty"`
+}
+
+// wireContent is one turn (or the system instruction, which has no role).
+type wireContent struct {
+	Role  string     `json:"role,omitempty"`
+	Parts []wirePart `json:"parts"`
+}
+
+// wirePart is one part of a turn. Requests only send text; responses may
+// carry other kinds (functionCall, inlineData...), which decode as parts
+// without text and are ignored.
+type wirePart struct {
+	Text    string `json:"text"`
+	Thought bool   `json:"thought,omitempty"`
+}
+
+// The Extra keys that are generateContent fields rather than
+// generationConfig fields, and the two generationConfig keys handled apart.
+const (
+	keySafetySettings   = "safetySettings"
+	keyTools            = "tools"
+	keyToolConfig       = "toolConfig"
+	keyCachedContent    = "cachedContent"
+	keyGenerationConfig = "generationConfig"
+	keyThinkingConfig   = "thinkingConfig"
+)
+
+// buildRequest translates call into Gemini's request body. It does not
+// modify call.
+func buildRequest(call provider.Call) *wireRequest {
+	req := call.Request
+	w := &wireRequest{GenerationConfig: map[string]json.RawMessage{}}
+	if req == nil {
+		req = &llm.Request{}
+	}
+	w.SystemInstruction, w.Contents = buildContents(req.Messages)
+
+	gc := w.GenerationConfig
+	if req.MaxTokens > 0 {
+		setJSON(gc, "maxOutputTokens", req.MaxTokens)
+	}
+	if req.Temperature != nil {
+		setJSON(gc, "temperature", *req.Temperature)
+	}
+	if req.TopP != nil {
+		setJSON(gc, "topP", *req.TopP)
+	}
+	if len(req.Stop) > 0 {
+		setJSON(gc, "stopSequences", req.Stop)
+	}
+	if req.Seed != nil {
+		setJSON(gc, "seed", *req.Seed)
+	}
+	responseFormat(gc, req.ResponseFormat)
+
+	top, inGC := splitExtra(call.Extra)
+	if _, ok := inGC[keyThinkingConfig]; !ok {
+		if tc := thinkingFor(call.Model, req.ReasoningEffort); tc != nil {
+			gc[keyThinkingConfig] = tc
+		}
+	}
+	for k, v := range inGC {
+		if isNull(v) {
+			delete(gc, k)
+			continue
+		}
+		gc[k] = v
+	}
+	for k, v := range top {
+		if isNull(v) {
+			continue
+		}
+		switch k {
+		case keySafetySettings:
+			w.SafetySettings = v
+		case keyTools:
+			w.Tools = v
+		case keyToolConfig:
+			w.ToolConfig = v
+		case keyCachedContent:
+			w.CachedContent = v
+		}
+	}
+	if len(gc) == 0 {
+		w.GenerationConfig = nil
+	}
+	return w
+}
+
+// splitExtra sorts the route's Extra into top-level fields and
+// generationConfig fields. A "generationConfig" object contributes its
+// fields; a key given both ways takes the top-level key's value.
+func splitExtra(extra map[string]json.RawMessage) (top, gc map[string]json.RawMessage) {
+	top = map[string]json.RawMessage{}
+	gc = map[string]json.RawMessage{}
+	if raw, ok := extra[keyGenerationConfig]; ok {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(raw, &inner) == nil {
+			for k, v := range inner {
+				gc[k] = v
+			}
+		}
+	}
+	for k, v := range extra {
+		switch k {
+		case keyGenerationConfig:
+		case keySafetySettings, keyTools, keyToolConfig, keyCachedContent:
+			top[k] = v
+		default:
+			gc[k] = v
+		}
+	}
+	return top, gc
+}
+
+// buildContents turns the conversation into Gemini's systemInstruction and
+// alternating contents (see the package doc for the rules).
+func buildContents(msgs []llm.Message) (*wireContent, []wireContent) {
+	var system []string
+	var contents []wireContent
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Content == "" {
+			continue
+		}
+		var role string
+		switch m.Role {
+		case "system", "developer":
+			system = append(system, m.Content)
+			continue
+		case "assistant":
+			role = "model"
+		default: // user, tool, and anything unknown
+			role = "user"
+		}
+		if n := len(contents); n > 0 && contents[n-1].Role == role {
+			contents[n-1].Parts[0].Text += "\n\n" + m.Content
+			continue
+		}
+		contents = append(contents, wireContent{Role: role, Parts: []wirePart{{Text: m.Content}}})
+	}
+	if len(system) == 0 {
+		return nil, contents
+	}
+	text := strings.Join(system, "\n\n")
+	if len(contents) == 0 {
+		// Gemini rejects a request without contents.
+		return nil, []wireContent{{Role: "user", Parts: []wirePart{{Text: text}}}}
+	}
+	return &wireContent{Parts: []wirePart{{Text: text}}}, contents
+}
+
+// responseFormat sets responseMimeType (and responseJsonSchema) for an
+// OpenAI response_format. Anything else, including "text", sets nothing.
+func responseFormat(gc map[string]json.RawMessage, raw json.RawMessage) {
+	if len(raw) == 0 {
+		return
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+	if json.Unmarshal(raw, &rf) != nil {
+		return
+	}
+	switch rf.Type {
+	case "json_object":
+		setJSON(gc, "responseMimeType", "application/json")
+	case "json_schema":
+		setJSON(gc, "responseMimeType", "application/json")
+		if s := rf.JSONSchema.Schema; len(s) > 0 && !isNull(s) {
+			gc["responseJsonSchema"] = s
+		}
+	}
+}
+
+// thinkingFor maps an OpenAI reasoning_effort onto the thinkingConfig of
+// the model's family, or returns nil when there is none to send:
+//
+//	effort         gemini-2.5 thinkingBudget   gemini-3.x thinkingLevel
+//	none, minimal  0 (Pro: 128, its minimum)   MINIMAL (Pro: LOW)
+//	low            1024                        LOW
+//	medium         8192                        MEDIUM
+//	high, xhigh    24576                       HIGH
+//
+// The budgets are those of Gemini's OpenAI-compatible endpoint. Pro models
+// cannot turn thinking off (PROVIDERS.md §1: "Budget 0 is invalid",
+// MINIMAL rejected), so they get their least. Other models (Gemma, 2.0)
+// take no thinkingConfig: sending one is a 400.
+func thinkingFor(model, effort string) json.RawMessage {
+	m := strings.ToLower(strings.TrimPrefix(model, "models/"))
+	pro := strings.Contains(m, "-pro")
+	switch strings.ToLower(effort) {
+	case "":
+		return nil
+	case "none", "minimal":
+		effort = "none"
+	case "low", "medium":
+		effort = strings.ToLower(effort)
+	case "high", "xhigh":
+		effort = "high"
+	default:
+		return nil
+	}
+	switch {
+	case strings.Contains(m, "gemini-2.5"):
+		budget := map[string]int{"none": 0, "low": 1024, "medium": 8192, "high": 24576}[effort]
+		if pro && budget == 0 {
+			budget = 128
+		}
+		return json.RawMessage(fmt.Sprintf(`{"thinkingBudget":%d}`, budget))
+	case strings.Contains(m, "gemini-3"):
+		level := map[string]string{"none": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH"}[effort]
+		if pro && level == "MINIMAL" {
+			level = "LOW"
+		}
+		return json.RawMessage(fmt.Sprintf(`{"thinkingLevel":%q}`, level))
+	}
+	return nil
+}
+
+// setJSON sets gc[key] to v encoded. A value JSON cannot hold (a NaN
+// temperature) is left out rather than failing the call.
+func setJSON(gc map[string]json.RawMessage, key string, v any) {
+	if b, err := json.Marshal(v); err == nil {
+		gc[key] = b
+	}
+}
+
+// isNull reports whether raw is the JSON literal null.
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}

@@ -1,0 +1,251 @@
+// Package openaicompat is the provider adapter for every upstream that
+// speaks OpenAI's chat completions API: Groq, Cerebras, OpenRouter, NVIDIA,
+// Mistral, GitHub Models, Cloudflare's /ai/v1, Ollama and any other. It
+// sends one llm.Request to one model (POST BaseURL+"/chat/completions"),
+// reads the answer or the event stream, and reports every failure as a
+// *failure.UpstreamError with the status, header and body the failure
+// classifier needs; it never decides what a failure means.
+//
+// Dialect differences it absorbs: reasoning in message.reasoning or
+// reasoning_content or a <think> block, usage in "usage" or Groq's x_groq,
+// cumulative usage on every chunk (Gemini's OpenAI endpoint), keep-alive
+// comments (OpenRouter), "data:" without a space, CRLF framing, mid-stream
+// error events, a missing [DONE], and a JSON answer to a stream request.
+package openaicompat
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/sse"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/openai"
+	"github.com/tollfree/tollfree/provider"
+)
+
+// MaxAnswer is the largest 2xx body Chat reads; a longer one is malformed.
+const MaxAnswer = 8 << 20
+
+// maxLine is the longest SSE line a stream accepts.
+const maxLine = 4 << 20
+
+// Options configure a Client. The zero value of each field works except
+// BaseURL.
+type Options struct {
+	// Name is the provider's name as configured ("groq"); it goes into
+	// every UpstreamError.
+	Name string
+	// Flavor names the provider's quirks for the failure classifier
+	// (groq, openrouter, mistral... or generic); see failure.UpstreamError.
+	Flavor string
+	// BaseURL is the API root without a trailing slash
+	// ("https://api.groq.com/openai/v1"); requests go to
+	// BaseURL+"/chat/completions".
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <APIKey>" when not empty.
+	APIKey string
+	// Headers are extra request headers (OpenRouter's HTTP-Referer...).
+	Headers map[string]string
+	// Client sends the requests. Default: a client of its own on
+	// NewTransport (keep-alives, 256 idle connections per host, HTTP/2
+	// when the server offers it, no timeouts: the caller's ctx bounds each
+	// call). Pass one Client to several adapters to share connections. Its
+	// Timeout, if any, also bounds streams: leave it zero.
+	Client *http.Client
+	// StreamUsage asks every stream for usage (stream_options.include_usage)
+	// even when the caller did not, so that token budgets count real
+	// numbers. Default false: some upstreams refuse stream_options.
+	StreamUsage bool
+}
+
+// Client calls one OpenAI-compatible provider. It is safe for concurrent
+// use.
+type Client struct {
+	o   Options
+	url string
+	hc  *http.Client
+	// bufs holds *bytes.Buffer for reading answers; readers holds
+	// *sse.Reader for streams.
+	bufs    sync.Pool
+	readers sync.Pool
+}
+
+// New returns a Client for the provider o describes.
+func New(o Options) *Client {
+	c := &Client{o: o, url: strings.TrimRight(o.BaseURL, "/") + "/chat/completions", hc: o.Client}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: NewTransport()}
+	}
+	c.bufs.New = func() any { return new(bytes.Buffer) }
+	c.readers.New = func() any { return sse.NewReader(nil, maxLine) }
+	return c
+}
+
+// NewTransport returns the tuned transport a Client uses by default:
+// keep-alives, 1024 idle connections (256 per host) kept 90 s, HTTP/2 when
+// the server offers it, 10 s to dial and for the TLS handshake, the
+// environment's proxy, and no response timeouts (each call's ctx bounds
+// it). Build one and pass it, in an http.Client, to every adapter that
+// should share connections.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// CloseIdleConnections closes the idle connections of the Client's
+// transport (at shutdown or when the configuration is replaced).
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
+// fail builds the UpstreamError of a call.
+func (c *Client) fail(model string, status int, h http.Header, body []byte, err error) *failure.UpstreamError {
+	if len(body) > failure.MaxBody {
+		body = body[:failure.MaxBody]
+	}
+	return &failure.UpstreamError{
+		Provider: c.o.Name, Flavor: c.o.Flavor, Model: model,
+		Status: status, Header: h, Body: bytes.Clone(body), Err: err,
+	}
+}
+
+// send posts the request and returns the response once its headers are
+// in. A non-2xx status is returned as an UpstreamError with the body read
+// and closed.
+func (c *Client) send(ctx context.Context, call provider.Call, stream bool) (*http.Response, error) {
+	req := *call.Request // a shallow copy: the call's request is shared
+	req.Stream = stream
+	if stream && c.o.StreamUsage {
+		req.IncludeUsage = true
+	}
+	if !stream {
+		req.IncludeUsage = false
+	}
+	n := req.TextLen()
+	body := openai.AppendRequest(make([]byte, 0, 512+n+n/8), call.Model, &req, call.Extra)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("build request: %w", err))
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	} else {
+		hr.Header.Set("Accept", "application/json")
+	}
+	if c.o.APIKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.o.APIKey)
+	}
+	for k, v := range c.o.Headers {
+		hr.Header.Set(k, v)
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		return nil, c.fail(call.Model, 0, nil, nil, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		buf := c.getBuf()
+		defer c.bufs.Put(buf)
+		// A read error leaves what was read: the status says enough.
+		_, _ = buf.ReadFrom(io.LimitReader(resp.Body, failure.MaxBody))
+		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, buf.Bytes(), nil)
+	}
+	return resp, nil
+}
+
+func (c *Client) getBuf() *bytes.Buffer {
+	buf := c.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	return buf
+}
+
+// Chat sends call as one non-streamed request and returns the answer, with
+// the response header (rate-limit headers) in Response.Header. Every error
+// is a *failure.UpstreamError: Status 0 with Err set for a transport or
+// context error; the status and body for a non-2xx answer; Status 2xx with
+// Err wrapping failure.ErrMalformed (a body that does not parse),
+// failure.ErrEmptyAnswer (no content) or the read error (a body cut short,
+// or ctx ending during a stalled read). ctx bounds the whole call,
+// reading the body included.
+func (c *Client) Chat(ctx context.Context, call provider.Call) (*llm.Response, error) {
+	resp, err := c.send(ctx, call, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	r, err := c.readAnswer(resp, call.Model)
+	if err != nil {
+		return nil, err
+	}
+	r.Header = resp.Header
+	return r, nil
+}
+
+// Stream sends call as a streamed request and returns once the response
+// headers are in; a non-2xx status is an UpstreamError at once. The
+// returned llm.Stream is an *EventStream; see its Next for what it yields.
+// ctx bounds the whole stream: when it ends, a blocked Next returns.
+func (c *Client) Stream(ctx context.Context, call provider.Call) (llm.Stream, error) {
+	resp, err := c.send(ctx, call, true)
+	if err != nil {
+		return nil, err
+	}
+	s := &EventStream{c: c, model: call.Model, resp: resp}
+	if isJSON(resp.Header.Get("Content-Type")) {
+		// The upstream ignored "stream": read the whole answer and play it
+		// back as one chunk.
+		r, err := c.readAnswer(resp, call.Model)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		s.queue = append(s.queue, llm.Chunk{Role: "assistant", Content: r.Content, Reasoning: r.Reasoning, ToolCalls: r.ToolCalls, FinishReason: r.FinishReason})
+		if r.UsageKnown {
+			s.queue = append(s.queue, llm.Chunk{Usage: &r.Usage})
+		}
+		s.err = io.EOF
+		return s, nil
+	}
+	s.rd = c.readers.Get().(*sse.Reader)
+	s.rd.Reset(resp.Body)
+	return s, nil
+}
+
+// readAnswer reads and decodes the JSON answer of a 2xx response.
+func (c *Client) readAnswer(resp *http.Response, model string) (*llm.Response, error) {
+	buf := c.getBuf()
+	defer c.bufs.Put(buf)
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxAnswer+1)); err != nil {
+		return nil, c.fail(model, resp.StatusCode, resp.Header, buf.Bytes(), fmt.Errorf("read answer: %w", err))
+	}
+	if buf.Len() > MaxAnswer {
+		return nil, c.fail(model, resp.StatusCode, resp.Header, buf.Bytes(),
+			fmt.Errorf("read answer: longer than %d bytes: %w", MaxAnswer, failure.ErrMalformed))
+	}
+	r, err := openai.DecodeResponse(buf.Bytes())
+	if err != nil {
+		return nil, c.fail(model, resp.StatusCode, resp.Header, buf.Bytes(), err)
+	}
+	return r, nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}

@@ -1,0 +1,223 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/state"
+)
+
+// Options configure a Book.
+type Options struct {
+	// Store holds every count. Required.
+	Store state.Store
+	// Clock tells the time. Default clock.Real.
+	Clock clock.Clock
+}
+
+// Book keeps the budgets of routes, providers and callers in a state.Store.
+// It is safe for concurrent use. Limits learned from rate-limit headers are
+// kept in the Book, per instance: a restarted instance relearns them from
+// the next response.
+type Book struct {
+	store state.Store
+	clock clock.Clock
+
+	mu      sync.Mutex // guards learned
+	learned map[learnKey]learnedLimit
+}
+
+// New returns a Book over o.Store. It panics if o.Store is nil (a
+// programmer error).
+func New(o Options) *Book {
+	if o.Store == nil {
+		panic("quota: New without a Store")
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	return &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit)}
+}
+
+// ExhaustedError reports a budget that cannot take a request. The router
+// skips the route without calling it.
+type ExhaustedError struct {
+	// Route is the route's ID.
+	Route string
+	// Limit names the window: "rpm", "rpd", "tpm", "tpd", or the same with a
+	// "provider " prefix for the provider's account-wide limits.
+	Limit string
+	// Until is when enough of the window frees up for this request: the
+	// expiry of the slot that makes room in a sliding window, the next reset
+	// of a midnight day. Zero when TooLarge.
+	Until time.Time
+	// TooLarge reports that the request alone is larger than the window's
+	// limit (tokens above TPM): no wait helps, only a smaller request or a
+	// larger route. The router skips the route for this request only.
+	TooLarge bool
+}
+
+func (e *ExhaustedError) Error() string {
+	if e.TooLarge {
+		return fmt.Sprintf("quota: %s: request larger than the %s limit", e.Route, e.Limit)
+	}
+	return fmt.Sprintf("quota: %s: %s exhausted until %s", e.Route, e.Limit, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Reservation is a spend Reserve made, to be settled with the real usage.
+type Reservation struct {
+	// Route is the route's ID.
+	Route string
+	// Tokens is the number of tokens reserved.
+	Tokens int
+	// At is when the spend was made.
+	At time.Time
+
+	tokenSpends []state.Spend // the token windows spent on, Amount = Tokens
+	settled     atomic.Bool
+}
+
+// scope is the route or its provider: a key prefix, limits and a reset rule.
+type scope struct {
+	key      string
+	provider bool
+	limits   config.Limits
+	reset    config.Reset
+}
+
+func scopes(r *config.Route) []scope {
+	s := []scope{{key: r.Key(), limits: r.Limits, reset: r.Reset}}
+	if p := r.Provider; p != nil {
+		s = append(s, scope{key: providerKey(p.Name), provider: true, limits: p.Limits, reset: p.Reset})
+	}
+	return s
+}
+
+func providerKey(name string) string { return "provider:" + name }
+
+func counterKey(scopeKey string, k kind) string { return scopeKey + "|" + k.String() }
+
+func limitName(s scope, k kind) string {
+	if s.provider {
+		return "provider " + k.String()
+	}
+	return k.String()
+}
+
+// Reserve checks and spends one request and tokens on the route r and its
+// provider, every window at once. tokens is the request's estimate plus the
+// answer it may produce; RequestTokens computes it. margin is the chain's
+// safety margin (see the package doc). A budget that cannot take the
+// request gives an *ExhaustedError. Any other error is the Store's, wrapped:
+// the router then treats the route as allowed, calls it without a
+// reservation, and Settle(nil) does nothing.
+func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin float64) (*Reservation, error) {
+	now := b.clock.Now()
+	if tokens < 0 {
+		tokens = 0
+	}
+	sc := scopes(r)
+	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
+	type meta struct {
+		s scope
+		k kind
+		w window
+	}
+	metas := make([]meta, 0, cap(spends))
+	for _, s := range sc {
+		for k := kind(0); k < nKinds; k++ {
+			w := windowFor(k, s.reset, now)
+			amount := int64(1)
+			if k.tokens() {
+				amount = int64(tokens)
+			}
+			limit := allowed(b.limit(s, k, now), margin)
+			spends = append(spends, w.spend(counterKey(s.key, k), limit, amount))
+			metas = append(metas, meta{s, k, w})
+		}
+	}
+	failed, err := b.store.Spend(ctx, spends)
+	if err != nil {
+		return nil, fmt.Errorf("quota: reserve %s: %w", r.ID, err)
+	}
+	if failed >= 0 && failed < len(spends) {
+		m := metas[failed]
+		e := &ExhaustedError{Route: r.ID, Limit: limitName(m.s, m.k)}
+		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], m.w)
+		if err != nil {
+			// The refusal stands; only its time is a guess.
+			e.Until = m.w.firstExpiry()
+		}
+		return nil, e
+	}
+	res := &Reservation{Route: r.ID, Tokens: tokens, At: now}
+	for i, m := range metas {
+		if m.k.tokens() {
+			res.tokenSpends = append(res.tokenSpends, spends[i])
+		}
+	}
+	return res, nil
+}
+
+// until works out when a refused spend sp on window w would pass: for a
+// sliding window, the first slot expiry after which the newer slots plus
+// the amount fit under the limit.
+func (b *Book) until(ctx context.Context, sp state.Spend, w window) (time.Time, bool, error) {
+	if sp.Amount > sp.Limit {
+		return time.Time{}, true, nil
+	}
+	if w.slots <= 1 {
+		return w.firstExpiry(), false, nil
+	}
+	// newest[j] is the sum of the j newest slots, j = 1..slots-1.
+	q := make([]state.Spend, w.slots-1)
+	for j := 1; j < w.slots; j++ {
+		q[j-1] = sp
+		q[j-1].Slots = j
+	}
+	sums, err := b.store.Sums(ctx, q)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("quota: sums: %w", err)
+	}
+	if len(sums) != len(q) {
+		return time.Time{}, false, errors.New("quota: sums: short answer")
+	}
+	// After k slots expired, the slots-k newest remain.
+	for k := 1; k < w.slots; k++ {
+		if sums[w.slots-k-1]+sp.Amount <= sp.Limit {
+			return w.expiry(k - 1), false, nil
+		}
+	}
+	return w.expiry(w.slots - 1), false, nil
+}
+
+// Settle reconciles res with the usage the provider reported: used total
+// tokens (prompt and completion) replace the estimate in every token window
+// it was counted in, in the slot it was counted in. With usageKnown false the
+// estimate stands. A nil res (no reservation was made) and a second Settle of
+// the same res do nothing.
+func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnown bool) error {
+	if res == nil || !usageKnown || !res.settled.CompareAndSwap(false, true) {
+		return nil
+	}
+	delta := int64(used) - int64(res.Tokens)
+	if delta == 0 || len(res.tokenSpends) == 0 {
+		return nil
+	}
+	adds := make([]state.Spend, len(res.tokenSpends))
+	for i, sp := range res.tokenSpends {
+		sp.Amount = delta
+		sp.Limit = 0
+		adds[i] = sp
+	}
+	if err := b.store.Add(ctx, adds); err != nil {
+		return fmt.Errorf("quota: settle %s: %w", res.Route, err)
+	}
+	return nil
+}

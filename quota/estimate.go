@@ -1,0 +1,212 @@
+package quota
+
+import (
+	"unicode/utf8"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/llm"
+)
+
+// The estimate's weights, in hundredths of a token, fitted to the cl100k_base
+// counts of testdata/estimate (see estimate_test.go for the measured error).
+const (
+	wWord     = 110 // an ASCII word (letters), up to longWord letters
+	wLongWord = 25  // each letter past longWord: long words split
+	wDigits   = 100 // a group of up to three digits
+	wPunct    = 60  // an ASCII punctuation or symbol byte; pairs like `",` merge
+	wNewline  = 60  // a run of line breaks
+	wIndent   = 60  // a run of two or more spaces or tabs (code indentation)
+	wCJK      = 100 // a Han or kana rune, CJK punctuation, full-width forms
+	wHangul   = 120 // a Hangul rune: cl100k splits more Korean syllables
+	wOther    = 49  // any other non-ASCII rune (accents, Cyrillic, Greek)
+
+	longWord = 12
+	// perMessage is the chat template's framing of one message (role,
+	// separators); perRequest primes the answer.
+	perMessage = 4
+	perRequest = 3
+	// defaultOutput is the answer's expected size when neither the request
+	// nor the route caps it.
+	defaultOutput = 1024
+)
+
+// textCounts are the features of a text the estimate weighs.
+type textCounts struct {
+	words, longChars, digitGroups, punct, newlines, indents, cjk, hangul, other int
+}
+
+func (c *textCounts) hundredths() int {
+	return c.words*wWord + c.longChars*wLongWord + c.digitGroups*wDigits + c.punct*wPunct +
+		c.newlines*wNewline + c.indents*wIndent + c.cjk*wCJK + c.hangul*wHangul + c.other*wOther
+}
+
+// countText adds the features of s to c in one pass, without allocating
+// (generic so that raw JSON fields need no string copy).
+func countText[T ~string | ~[]byte](c *textCounts, s T) {
+	wordLen, digitLen, spaceRun := 0, 0, 0
+	inNewline := false
+	endWord := func() {
+		if wordLen > 0 {
+			c.words++
+			if wordLen > longWord {
+				c.longChars += wordLen - longWord
+			}
+			wordLen = 0
+		}
+		if digitLen > 0 {
+			c.digitGroups += (digitLen + 2) / 3
+			digitLen = 0
+		}
+	}
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b >= utf8.RuneSelf {
+			endWord()
+			r, size := decodeRune(s, i)
+			i += size
+			spaceRun, inNewline = 0, false
+			switch {
+			case isHangul(r):
+				c.hangul++
+			case isCJK(r):
+				c.cjk++
+			default:
+				c.other++
+			}
+			continue
+		}
+		i++
+		switch {
+		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z':
+			if digitLen > 0 {
+				endWord()
+			}
+			wordLen++
+			spaceRun, inNewline = 0, false
+		case '0' <= b && b <= '9':
+			if wordLen > 0 {
+				endWord()
+			}
+			digitLen++
+			spaceRun, inNewline = 0, false
+		case b == '\n' || b == '\r':
+			endWord()
+			if !inNewline {
+				c.newlines++
+				inNewline = true
+			}
+			spaceRun = 0
+		case b == ' ' || b == '\t':
+			endWord()
+			spaceRun++
+			if spaceRun == 2 {
+				c.indents++
+			}
+		default:
+			endWord()
+			spaceRun, inNewline = 0, false
+			if b > ' ' && b < 0x7f {
+				c.punct++
+			}
+		}
+	}
+	endWord()
+}
+
+// decodeRune decodes the UTF-8 sequence at s[i] (s[i] >= 0x80) leniently:
+// a broken sequence counts as one rune per byte, never an error.
+func decodeRune[T ~string | ~[]byte](s T, i int) (rune, int) {
+	b := s[i]
+	n, r := 0, rune(0)
+	switch {
+	case b&0xe0 == 0xc0:
+		n, r = 2, rune(b&0x1f)
+	case b&0xf0 == 0xe0:
+		n, r = 3, rune(b&0x0f)
+	case b&0xf8 == 0xf0:
+		n, r = 4, rune(b&0x07)
+	default:
+		return utf8.RuneError, 1
+	}
+	if i+n > len(s) {
+		return utf8.RuneError, 1
+	}
+	for j := 1; j < n; j++ {
+		cb := s[i+j]
+		if cb&0xc0 != 0x80 {
+			return utf8.RuneError, 1
+		}
+		r = r<<6 | rune(cb&0x3f)
+	}
+	return r, n
+}
+
+// isHangul reports a Korean syllable or jamo.
+func isHangul(r rune) bool {
+	return r >= 0xac00 && r <= 0xd7af || r >= 0x1100 && r <= 0x11ff || r >= 0x3130 && r <= 0x318f
+}
+
+// isCJK reports a rune that cl100k spends about one token on: Han
+// ideographs, kana, and their punctuation and full-width forms.
+func isCJK(r rune) bool {
+	switch {
+	case r >= 0x3000 && r <= 0x30ff, // CJK punctuation, hiragana, katakana
+		r >= 0x3400 && r <= 0x4dbf,   // Han extension A
+		r >= 0x4e00 && r <= 0x9fff,   // Han
+		r >= 0xf900 && r <= 0xfaff,   // Han compatibility
+		r >= 0xff00 && r <= 0xffef,   // full-width forms
+		r >= 0x20000 && r <= 0x2ffff: // Han extensions B+
+		return true
+	}
+	return false
+}
+
+// Estimate returns a calibrated estimate of the prompt tokens of req: its
+// messages' text, names and tool calls, the chat framing of each message,
+// and the tools and response format sent with it. It is not a tokenizer;
+// the package doc gives its measured error. It does not allocate.
+func Estimate(req *llm.Request) int {
+	if req == nil {
+		return 0
+	}
+	var c textCounts
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		countText(&c, m.Content)
+		countText(&c, m.Name)
+		countText(&c, m.ToolCalls)
+	}
+	countText(&c, req.ResponseFormat)
+	countText(&c, req.Extra["tools"])
+	return (c.hundredths()+99)/100 + perMessage*len(req.Messages) + perRequest
+}
+
+// ExpectedOutput returns the answer tokens a reservation counts: the
+// smaller of the request's max_tokens and the route's MaxOutput where set,
+// else 1024. A cap is what a provider like Cerebras charges up front, and
+// the most the answer can cost; 1024 without one is a typical chat answer,
+// long enough that a TPM window is rarely overrun, short enough not to
+// starve a 6,000 TPM route. Settle replaces it with the real usage.
+func ExpectedOutput(maxTokens int, r *config.Route) int {
+	out := 0
+	if maxTokens > 0 {
+		out = maxTokens
+	}
+	if r != nil && r.MaxOutput > 0 && (out == 0 || r.MaxOutput < out) {
+		out = r.MaxOutput
+	}
+	if out == 0 {
+		out = defaultOutput
+	}
+	return out
+}
+
+// RequestTokens returns the tokens to Reserve for req on route r:
+// Estimate(req) + ExpectedOutput(req.MaxTokens, r).
+func RequestTokens(req *llm.Request, r *config.Route) int {
+	n := ExpectedOutput(0, r)
+	if req != nil {
+		n = Estimate(req) + ExpectedOutput(req.MaxTokens, r)
+	}
+	return n
+}

@@ -1,0 +1,275 @@
+package quota
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/state"
+)
+
+// learnTTL is how long a limit read from headers holds after it was last
+// seen. A provider that stops sending it (or a busy-model cap that was lifted)
+// stops limiting the route a day later.
+const learnTTL = 24 * time.Hour
+
+type learnKey struct {
+	scope string
+	k     kind
+}
+
+type learnedLimit struct {
+	limit int64
+	seen  time.Time
+}
+
+// limit returns the limit in force for window k of s at now: the configured
+// one, the learned one, or the lower of both when both are known (the
+// provider's word is a fact, a lower configured limit is the owner's intent).
+func (b *Book) limit(s scope, k kind, now time.Time) int64 {
+	conf := limitOf(s.limits, k)
+	b.mu.Lock()
+	l, ok := b.learned[learnKey{s.key, k}]
+	b.mu.Unlock()
+	if !ok || now.Sub(l.seen) >= learnTTL || l.limit <= 0 {
+		return conf
+	}
+	if conf > 0 && conf < l.limit {
+		return conf
+	}
+	return l.limit
+}
+
+// learnedAt reports whether the limit of k in s came from headers.
+func (b *Book) learnedAt(s scope, k kind, now time.Time) bool {
+	b.mu.Lock()
+	l, ok := b.learned[learnKey{s.key, k}]
+	b.mu.Unlock()
+	return ok && now.Sub(l.seen) < learnTTL && l.limit > 0 && (limitOf(s.limits, k) == 0 || l.limit < limitOf(s.limits, k))
+}
+
+// reading is what a provider's headers say about one window.
+type reading struct {
+	k         kind
+	provider  bool // an account-wide window (the provider's scope)
+	limit     int64
+	remaining int64
+	hasLimit  bool
+	hasRemain bool
+	// reset is how long until the window refills, 0 if not sent.
+	reset time.Duration
+}
+
+// Observe corrects the local counts of route r from the rate-limit headers of
+// a response: the provider's word wins, so each window's count is set to
+// limit − remaining. It also learns the limits that the headers name, and the
+// route is budgeted by them from then on (see Book.limit). Formats
+// (PROVIDERS.md §2 "Rate-limit headers"):
+//
+//   - Groq: x-ratelimit-{limit,remaining,reset}-requests are the day (RPD),
+//     -tokens the minute (TPM); resets are Go durations ("2m59.56s").
+//   - Cerebras, and any provider sending the same names (Mistral's
+//     tokens-minute): x-ratelimit-{limit,remaining,reset}-{requests-day,
+//     tokens-minute,requests-minute,tokens-day}; resets in float seconds.
+//   - OpenRouter: X-RateLimit-{Limit,Remaining,Reset}, Reset in epoch
+//     milliseconds. A reset more than 61 s away is the day (account-wide, the
+//     provider's window); one within a minute that is not a UTC midnight is
+//     the minute; in the last minute of a UTC day the limit decides (equal to
+//     the configured RPD: the day). A minute limit equal to the provider's
+//     configured RPM is the account-wide one; any other (a busy model's "8
+//     requests per minute") is learned for the route alone.
+//
+// Headers of other providers are ignored. The correction is a read and an
+// add, not atomic with concurrent reservations; the next response corrects
+// again. A Store error is returned wrapped and changes nothing else.
+func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) error {
+	if len(h) == 0 {
+		return nil
+	}
+	now := b.clock.Now()
+	readings := parseHeaders(r, h, now)
+	if len(readings) == 0 {
+		return nil
+	}
+	sc := scopes(r)
+	var spends []state.Spend
+	var targets []int64
+	for _, rd := range readings {
+		s := sc[0]
+		if rd.provider && len(sc) > 1 {
+			s = sc[1]
+		}
+		if rd.hasLimit && rd.limit > 0 {
+			b.mu.Lock()
+			b.learned[learnKey{s.key, rd.k}] = learnedLimit{limit: rd.limit, seen: now}
+			b.mu.Unlock()
+		}
+		if rd.hasLimit && rd.hasRemain && rd.remaining <= rd.limit {
+			w := windowFor(rd.k, s.reset, now)
+			spends = append(spends, w.spend(counterKey(s.key, rd.k), 0, 0))
+			targets = append(targets, rd.limit-rd.remaining)
+		}
+	}
+	if len(spends) == 0 {
+		return nil
+	}
+	sums, err := b.store.Sums(ctx, spends)
+	if err != nil {
+		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
+	}
+	adds := spends[:0]
+	for i := range spends {
+		if i >= len(sums) || sums[i] == targets[i] {
+			continue
+		}
+		sp := spends[i]
+		sp.Amount = targets[i] - sums[i]
+		adds = append(adds, sp)
+	}
+	if len(adds) == 0 {
+		return nil
+	}
+	if err := b.store.Add(ctx, adds); err != nil {
+		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// parseHeaders reads every window the headers describe, by the route's
+// provider flavor.
+func parseHeaders(r *config.Route, h http.Header, now time.Time) []reading {
+	var flavor string
+	var pl config.Limits
+	if r.Provider != nil {
+		flavor = r.Provider.Flavor
+		pl = r.Provider.Limits
+	}
+	var out []reading
+	if flavor == "groq" {
+		out = append(out, parseGroq(h)...)
+	}
+	out = append(out, parseCerebras(h)...)
+	if rd, ok := parseOpenRouter(h, now, r.Limits, pl); ok {
+		out = append(out, rd)
+	}
+	return out
+}
+
+// parseGroq reads Groq's headers: -requests is the day, -tokens the minute.
+func parseGroq(h http.Header) []reading {
+	var out []reading
+	for _, g := range [...]struct {
+		suffix string
+		k      kind
+	}{{"requests", rpd}, {"tokens", tpm}} {
+		rd := reading{k: g.k}
+		rd.limit, rd.hasLimit = parseCount(h.Get("x-ratelimit-limit-" + g.suffix))
+		rd.remaining, rd.hasRemain = parseCount(h.Get("x-ratelimit-remaining-" + g.suffix))
+		rd.reset, _ = parseGoDuration(h.Get("x-ratelimit-reset-" + g.suffix))
+		if rd.hasLimit || rd.hasRemain {
+			out = append(out, rd)
+		}
+	}
+	return out
+}
+
+// parseCerebras reads the self-describing -requests-day, -tokens-minute,
+// -requests-minute and -tokens-day headers.
+func parseCerebras(h http.Header) []reading {
+	var out []reading
+	for _, c := range [...]struct {
+		suffix string
+		k      kind
+	}{{"requests-minute", rpm}, {"requests-day", rpd}, {"tokens-minute", tpm}, {"tokens-day", tpd}} {
+		rd := reading{k: c.k}
+		rd.limit, rd.hasLimit = parseCount(h.Get("x-ratelimit-limit-" + c.suffix))
+		rd.remaining, rd.hasRemain = parseCount(h.Get("x-ratelimit-remaining-" + c.suffix))
+		rd.reset, _ = parseSeconds(h.Get("x-ratelimit-reset-" + c.suffix))
+		if rd.hasLimit || rd.hasRemain {
+			out = append(out, rd)
+		}
+	}
+	return out
+}
+
+// parseOpenRouter reads X-RateLimit-{Limit,Remaining,Reset} and decides
+// which window they describe (see Observe). rl and pl are the route's and
+// the provider's configured limits.
+func parseOpenRouter(h http.Header, now time.Time, rl, pl config.Limits) (reading, bool) {
+	var rd reading
+	rd.limit, rd.hasLimit = parseCount(h.Get("X-RateLimit-Limit"))
+	rd.remaining, rd.hasRemain = parseCount(h.Get("X-RateLimit-Remaining"))
+	ms, ok := parseCount(h.Get("X-RateLimit-Reset"))
+	// Epoch milliseconds are 13 digits; a smaller number is some other
+	// provider's seconds, not this format.
+	if !ok || ms < 1e12 || ms > math.MaxInt64/int64(time.Millisecond) || (!rd.hasLimit && !rd.hasRemain) {
+		return reading{}, false
+	}
+	at := time.UnixMilli(ms)
+	until := at.Sub(now)
+	midnight := ms%(24*3600*1000) == 0
+	switch {
+	case until > 61*time.Second:
+		rd.k = rpd
+	case !midnight:
+		rd.k = rpm
+	case rd.hasLimit && (rd.limit == int64(pl.RPD) || rd.limit == int64(rl.RPD)) && rd.limit > 0:
+		rd.k = rpd
+	default:
+		rd.k = rpm
+	}
+	if until > 0 && until <= maxReset {
+		rd.reset = until
+	}
+	// The free daily cap is account-wide; a minute cap is only when it is
+	// the provider's configured one.
+	rd.provider = rd.k == rpd || (pl.RPM > 0 && rd.limit == int64(pl.RPM))
+	return rd, true
+}
+
+// parseCount parses a non-negative integer header value.
+func parseCount(v string) (int64, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// maxReset bounds a parsed reset: nothing waits longer than a week.
+const maxReset = 7 * 24 * time.Hour
+
+// parseGoDuration parses Groq's "2m59.56s", "7.66s", "520ms".
+func parseGoDuration(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > maxReset {
+		return 0, false
+	}
+	return d, true
+}
+
+// parseSeconds parses Cerebras' float seconds, "33011.382867097855".
+func parseSeconds(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > maxReset.Seconds() {
+		return 0, false
+	}
+	return time.Duration(f * float64(time.Second)), true
+}

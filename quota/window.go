@@ -1,0 +1,163 @@
+package quota
+
+import (
+	"math"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/state"
+)
+
+// The slot sizes. A sliding minute is minuteSlots slots of minuteSlot; a
+// rolling day is rollingSlots slots of rollingSlot.
+const (
+	minuteSlot   = 10 * time.Second
+	minuteSlots  = 6
+	rollingSlot  = time.Hour
+	rollingSlots = 24
+	// dayTTL keeps a midnight day's slot a little longer than the longest
+	// day (25 hours across a daylight-saving change).
+	dayTTL = 26 * time.Hour
+)
+
+// kind is one of the four budgets of a route or provider.
+type kind int
+
+const (
+	rpm kind = iota
+	rpd
+	tpm
+	tpd
+	nKinds
+)
+
+var kindNames = [nKinds]string{"rpm", "rpd", "tpm", "tpd"}
+
+func (k kind) String() string { return kindNames[k] }
+
+func (k kind) daily() bool  { return k == rpd || k == tpd }
+func (k kind) tokens() bool { return k == tpm || k == tpd }
+
+func limitOf(l config.Limits, k kind) int64 {
+	switch k {
+	case rpm:
+		return int64(l.RPM)
+	case rpd:
+		return int64(l.RPD)
+	case tpm:
+		return int64(l.TPM)
+	default:
+		return int64(l.TPD)
+	}
+}
+
+// window says which slots of a counter make a budget at a moment.
+type window struct {
+	slot  int64 // current slot index
+	slots int   // slots in the window, ending at slot
+	size  time.Duration
+	ttl   time.Duration
+	// start is when the current slot began; a slot i of the window expires
+	// (drops out of the sum) at start + (i+1)*size for i counted from the
+	// oldest, 0-based, for sliding windows.
+	start time.Time
+	// reset is the next daily reset of a midnight window; zero otherwise.
+	reset time.Time
+}
+
+// slidingWindow returns a window of n slots of size ending at now's slot.
+func slidingWindow(now time.Time, size time.Duration, n int) window {
+	sec := int64(size / time.Second)
+	s := floorDiv(now.Unix(), sec)
+	return window{
+		slot:  s,
+		slots: n,
+		size:  size,
+		ttl:   time.Duration(n+1) * size,
+		start: time.Unix(s*sec, 0),
+	}
+}
+
+// windowFor returns the window of budget k on reset rule rs at now.
+func windowFor(k kind, rs config.Reset, now time.Time) window {
+	if !k.daily() {
+		return slidingWindow(now, minuteSlot, minuteSlots)
+	}
+	if rs.Kind == config.ResetRolling {
+		return slidingWindow(now, rollingSlot, rollingSlots)
+	}
+	return window{slot: dayNumber(now, location(rs)), slots: 1, ttl: dayTTL, reset: NextReset(rs, now)}
+}
+
+// firstExpiry is when the oldest slot of a sliding window drops out: the
+// next slot boundary.
+func (w window) firstExpiry() time.Time {
+	if !w.reset.IsZero() {
+		return w.reset
+	}
+	return w.start.Add(w.size)
+}
+
+// expiry returns when the window's i-th oldest slot (0-based) drops out.
+func (w window) expiry(i int) time.Time {
+	if !w.reset.IsZero() {
+		return w.reset
+	}
+	return w.start.Add(time.Duration(i+1) * w.size)
+}
+
+func (w window) spend(key string, limit, amount int64) state.Spend {
+	return state.Spend{Key: key, Slot: w.slot, Slots: w.slots, Limit: limit, Amount: amount, TTL: w.ttl}
+}
+
+// NextReset returns the next daily reset after now under rule reset: the
+// next local midnight in reset.Location for a midnight reset (a nil Location
+// is UTC), and the next hour boundary for a rolling day, when its oldest
+// hour of counts drops out; the router rests an exhausted route until then.
+func NextReset(reset config.Reset, now time.Time) time.Time {
+	if reset.Kind == config.ResetRolling {
+		return now.Truncate(rollingSlot).Add(rollingSlot)
+	}
+	loc := location(reset)
+	y, m, d := now.In(loc).Date()
+	// time.Date normalizes day d+1, and a midnight that a zone skips
+	// (a daylight-saving change at 00:00) becomes the first instant after it.
+	return time.Date(y, m, d+1, 0, 0, 0, 0, loc)
+}
+
+// dayNumber names a local calendar day: days since 1970-01-01 of the date
+// shown in loc. It is the same all day however long the day is.
+func dayNumber(now time.Time, loc *time.Location) int64 {
+	y, m, d := now.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+}
+
+func location(rs config.Reset) *time.Location {
+	if rs.Location == nil {
+		return time.UTC
+	}
+	return rs.Location
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// allowed returns how much of limit a spend may fill under margin:
+// ceil(limit*(1-margin)), see the package doc. Zero stays zero (no limit).
+func allowed(limit int64, margin float64) int64 {
+	if limit <= 0 || margin <= 0 {
+		return limit
+	}
+	if margin >= 1 {
+		return 1
+	}
+	// held back: whole units the margin fully covers; the epsilon absorbs
+	// float error such as 14400*0.05 = 719.9999...
+	held := int64(math.Floor(float64(limit)*margin + 1e-9))
+	return limit - held
+}

@@ -1,0 +1,276 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/state"
+)
+
+// Upstream calls one provider. provider/openaicompat and provider/gemini
+// implement it.
+type Upstream interface {
+	Chat(ctx context.Context, call provider.Call) (*llm.Response, error)
+	Stream(ctx context.Context, call provider.Call) (llm.Stream, error)
+}
+
+// Budget is the quota book as the router uses it; *quota.Book implements it.
+type Budget interface {
+	Reserve(ctx context.Context, r *config.Route, tokens int, margin float64) (*quota.Reservation, error)
+	Settle(ctx context.Context, res *quota.Reservation, used int, usageKnown bool) error
+	Observe(ctx context.Context, r *config.Route, h http.Header) error
+	// Left tells what a route has left, for hedging decisions.
+	Left(ctx context.Context, r *config.Route) (quota.Left, error)
+}
+
+// Recorder receives one record per attempt, after the attempt ended. It is
+// called from the request's goroutine or the router's drain goroutines, never
+// under a lock; it must be safe for concurrent use and must not block long.
+type Recorder interface {
+	RecordAttempt(a *Attempt)
+}
+
+// Attempt is what one HTTP call of one route did. It holds no prompt or
+// answer text and no key.
+type Attempt struct {
+	RequestID string
+	Chain     string
+	Route     string
+	Provider  string
+	Model     string
+	Start     time.Time
+	Latency   time.Duration
+	// Status is the upstream's HTTP status, 0 when none came back.
+	Status    int
+	Class     failure.Class
+	TokensIn  int
+	TokensOut int
+	// Error is a short redacted reason, "" for ok.
+	Error string
+	// RestKey and RestUntil name the rest this attempt caused, if any.
+	RestKey   string
+	RestUntil time.Time
+	Hedge     bool
+	Stream    bool
+	// Part numbers the pieces of a stream continued on another route (0 for
+	// the first).
+	Part int
+	// Cut says what was cut from the request to fit this route ("" if
+	// nothing).
+	Cut string
+}
+
+// Options configure a Router. Plan, Upstreams and Store are required.
+type Options struct {
+	Plan *config.Plan
+	// Upstreams by provider name.
+	Upstreams map[string]Upstream
+	Store     state.Store
+	// Budget may be nil: no budgets are checked.
+	Budget   Budget
+	Clock    clock.Clock
+	Recorder Recorder
+	Logger   *slog.Logger
+}
+
+// Router walks chains. It is safe for concurrent use. Close waits for the
+// goroutines that finish the losers of races.
+type Router struct {
+	plan   *config.Plan
+	ups    map[string]Upstream
+	store  state.Store
+	budget Budget
+	clock  clock.Clock
+	rec    Recorder
+	log    *slog.Logger
+
+	wg sync.WaitGroup // drains of cancelled attempts
+
+	mu    sync.Mutex // guards stats
+	stats map[string]*routeStats
+}
+
+type routeStats struct {
+	ewmaMS float64 // decaying average latency of ok attempts
+	streak int     // failures in a row
+}
+
+// New returns a Router.
+func New(o Options) (*Router, error) {
+	if o.Plan == nil || o.Store == nil {
+		return nil, errors.New("route: Plan and Store are required")
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Router{
+		plan: o.Plan, ups: o.Upstreams, store: o.Store, budget: o.Budget,
+		clock: o.Clock, rec: o.Recorder, log: o.Logger,
+		stats: make(map[string]*routeStats),
+	}, nil
+}
+
+// Close waits for attempts still being wound down.
+func (r *Router) Close() { r.wg.Wait() }
+
+// Plan returns the router's plan.
+func (r *Router) Plan() *config.Plan { return r.plan }
+
+// ErrUnknownChain is wrapped by the error for a model that names no chain.
+var ErrUnknownChain = errors.New("unknown chain")
+
+// Result is the answer of a chain.
+type Result struct {
+	Response *llm.Response
+	Route    *config.Route
+	// Attempts is how many attempts were started.
+	Attempts int
+}
+
+// Chat answers req on the chain named chain. id is the request id written
+// to the call log.
+func (r *Router) Chat(ctx context.Context, chain, id string, req *llm.Request) (*Result, error) {
+	w, err := r.newWalk(ctx, chain, id, req, false)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	win, err := w.run()
+	if err != nil {
+		return nil, err
+	}
+	resp := win.resp
+	r.finishOK(w, win, resp.Usage, resp.UsageKnown, resp.Header, win.start)
+	win.cancel(context.Canceled)
+	return &Result{Response: resp, Route: win.route, Attempts: w.started}, nil
+}
+
+// ordered returns the chain's routes in the order to try them: config order,
+// or, for a latency-aware chain, the faster first among routes of one rank.
+func (r *Router) ordered(ch *config.Chain) []*config.Route {
+	if !ch.LatencyAware || len(ch.Routes) < 2 {
+		return ch.Routes
+	}
+	out := make([]*config.Route, len(ch.Routes))
+	copy(out, ch.Routes)
+	rank := make(map[*config.Route]int, len(out))
+	for i, rt := range ch.Routes {
+		rank[rt] = i
+		if i < len(ch.Ranks) {
+			rank[rt] = ch.Ranks[i]
+		}
+	}
+	r.mu.Lock()
+	lat := make(map[*config.Route]float64, len(out))
+	for _, rt := range out {
+		if s := r.stats[rt.ID]; s != nil {
+			lat[rt] = s.ewmaMS
+		}
+	}
+	r.mu.Unlock()
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if rank[a] != rank[b] {
+			return rank[a] < rank[b]
+		}
+		la, lb := lat[a], lat[b]
+		if la == 0 || lb == 0 { // unmeasured routes keep their place
+			return false
+		}
+		return la < lb
+	})
+	return out
+}
+
+// observe updates the in-memory stats of a route and returns its failure
+// streak including this attempt.
+func (r *Router) observe(id string, ok bool, latency time.Duration) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats[id]
+	if s == nil {
+		s = &routeStats{}
+		r.stats[id] = s
+	}
+	if ok {
+		s.streak = 0
+		ms := float64(latency) / float64(time.Millisecond)
+		if s.ewmaMS == 0 {
+			s.ewmaMS = ms
+		} else {
+			s.ewmaMS = 0.8*s.ewmaMS + 0.2*ms
+		}
+		return 0
+	}
+	s.streak++
+	return s.streak
+}
+
+// Latency returns the decaying average latency of a route's answers, 0 when
+// none has been measured.
+func (r *Router) Latency(routeID string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.stats[routeID]; s != nil {
+		return time.Duration(s.ewmaMS * float64(time.Millisecond))
+	}
+	return 0
+}
+
+func (r *Router) record(a *Attempt) {
+	if r.rec != nil {
+		r.rec.RecordAttempt(a)
+	}
+}
+
+// finishOK settles the winner's budget, records it, and updates its stats.
+func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http.Header, start time.Time) {
+	now := r.clock.Now()
+	lat := win.latency
+	if lat == 0 {
+		lat = now.Sub(start)
+	}
+	r.observe(win.route.ID, true, lat)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), storeWait)
+	defer cancel()
+	if r.budget != nil {
+		if win.res != nil {
+			_ = r.budget.Settle(bctx, win.res, u.PromptTokens+u.CompletionTokens, known)
+		}
+		if h != nil {
+			_ = r.budget.Observe(bctx, win.route, h)
+		}
+	}
+	r.record(&Attempt{
+		RequestID: w.id, Chain: w.ch.Name, Route: win.route.ID, Provider: win.route.Provider.Name,
+		Model: win.route.Model, Start: start, Latency: lat, Status: http.StatusOK, Class: failure.OK,
+		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, Hedge: win.hedge, Stream: w.stream,
+		Part: win.part, Cut: win.cut,
+	})
+}
+
+// storeWait bounds every store call made after a request's own context may
+// have ended (rests, settles).
+const storeWait = 250 * time.Millisecond
+
+// fmtUntil formats a time for error messages.
+func fmtUntil(t time.Time) string {
+	if t.IsZero() {
+		return "until lifted"
+	}
+	return "until " + t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,562 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/state"
+)
+
+// The causes an attempt's context is cancelled with, so that its outcome
+// can be told apart: its own timeout rests the route; the chain's deadline,
+// a lost race and a caller that went away do not.
+var (
+	errChainDeadline = errors.New("the chain's deadline was reached")
+	errLostRace      = errors.New("another route answered first")
+)
+
+// walk is one request's way down one chain. It is used by one goroutine,
+// the request's; attempts report back on results.
+type walk struct {
+	r      *Router
+	ch     *config.Chain
+	id     string
+	req    *llm.Request
+	stream bool
+	parent context.Context
+
+	start    time.Time
+	deadline time.Time
+	est      int // estimated input tokens of req
+
+	order      []*config.Route
+	next       int
+	rests      map[string]state.Rest
+	provFailed map[string]bool
+	inflight   map[*config.Route]*outcome
+	results    chan *outcome
+	lastLaunch time.Time
+	noHedge    bool // no hedge candidate until the next launch
+	waited     time.Duration
+
+	started  int
+	skips    []Skip
+	failures []Skip
+	tooLarge int
+}
+
+// outcome is one attempt, from its start to its result.
+type outcome struct {
+	route  *config.Route
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  clock.Timer
+	res    *quota.Reservation
+	start  time.Time
+	hedge  bool
+	part   int
+	cut    string
+
+	// set by the attempt's goroutine before it reports
+	resp    *llm.Response
+	stream  llm.Stream
+	first   llm.Chunk
+	err     error
+	latency time.Duration
+}
+
+// Skip says why a route was not called, or how it failed, for errors and
+// the status of a request.
+type Skip struct {
+	Route  string
+	Reason string
+	Until  time.Time
+}
+
+func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request, stream bool) (*walk, error) {
+	ch := r.plan.Chains[chain]
+	if ch == nil {
+		return nil, fmt.Errorf("route: %w %q", ErrUnknownChain, chain)
+	}
+	now := r.clock.Now()
+	req = keepExchanges(req, ch.KeepExchanges)
+	w := &walk{
+		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx,
+		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
+		order:      r.ordered(ch),
+		provFailed: make(map[string]bool),
+		inflight:   make(map[*config.Route]*outcome, 2),
+	}
+	w.loadRests(ctx)
+	return w, nil
+}
+
+func (w *walk) close() {}
+
+// loadRests reads the rests in force. A store that cannot answer leaves the
+// walk with no rests known: it is better to call a resting route than none.
+func (w *walk) loadRests(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, storeWait)
+	defer cancel()
+	rs, err := w.r.store.Rests(sctx, w.r.clock.Now())
+	if err != nil {
+		w.r.log.Warn("state store: reading rests failed; routing without them", "err", err)
+	}
+	w.rests = make(map[string]state.Rest, len(rs))
+	for _, x := range rs {
+		w.rests[x.Key] = x
+	}
+}
+
+// run walks the chain until a route answers, a failure belongs to the
+// caller, or nothing is left. A same-model, non-interactive chain may then
+// wait for its soonest limited route and walk again.
+func (w *walk) run() (*outcome, error) {
+	for {
+		win, err := w.round()
+		if win != nil || err != nil {
+			return win, err
+		}
+		wait, ok := w.waitFor()
+		if !ok {
+			return nil, w.exhausted()
+		}
+		w.r.log.Info("chain waits for a limited route", "chain", w.ch.Name, "wait", wait)
+		if err := clock.Sleep(w.parent, w.r.clock, wait); err != nil {
+			return nil, fmt.Errorf("route: waiting for a limited route: %w", err)
+		}
+		w.waited += wait
+		w.next, w.skips, w.failures, w.tooLarge = 0, nil, nil, 0
+		w.provFailed = make(map[string]bool)
+		w.loadRests(w.parent)
+	}
+}
+
+// round makes one pass over the chain.
+func (w *walk) round() (*outcome, error) {
+	w.results = make(chan *outcome, len(w.order))
+	dl := w.r.clock.NewTimer(w.deadline.Sub(w.r.clock.Now()))
+	defer dl.Stop()
+	maxIn := w.ch.MaxInFlight
+	if maxIn < 1 {
+		maxIn = 1
+	}
+	for {
+		if len(w.inflight) == 0 && !w.launchNext(false) {
+			return nil, nil
+		}
+		var hedgeC <-chan time.Time
+		var ht clock.Timer
+		if w.ch.HedgeDelay > 0 && !w.noHedge && len(w.inflight) < maxIn {
+			ht = w.r.clock.NewTimer(w.lastLaunch.Add(w.ch.HedgeDelay).Sub(w.r.clock.Now()))
+			hedgeC = ht.C()
+		}
+		select {
+		case o := <-w.results:
+			stopTimer(ht)
+			delete(w.inflight, o.route)
+			if o.err == nil {
+				w.abandon(errLostRace)
+				return o, nil
+			}
+			if err := w.failed(o); err != nil {
+				w.abandon(errLostRace)
+				return nil, err
+			}
+		case <-hedgeC:
+			if !w.launchNext(true) {
+				w.noHedge = true
+			}
+		case <-dl.C():
+			stopTimer(ht)
+			w.abandon(errChainDeadline)
+			w.failures = append(w.failures, Skip{Reason: "the chain's deadline of " + w.ch.Deadline.String() + " was reached"})
+			return nil, nil
+		case <-w.parent.Done():
+			stopTimer(ht)
+			w.abandon(context.Canceled)
+			return nil, fmt.Errorf("route: %w", w.parent.Err())
+		}
+	}
+}
+
+func stopTimer(t clock.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// launchNext starts the next eligible route. For a hedge it starts only a
+// route with plenty of quota, and leaves a scarce one in place for ordinary
+// failover. It reports whether it started one.
+func (w *walk) launchNext(hedge bool) bool {
+	for w.next < len(w.order) {
+		rt := w.order[w.next]
+		if skip, ok := w.ineligible(rt); ok {
+			w.next++
+			w.skips = append(w.skips, skip)
+			continue
+		}
+		if hedge && !w.hedgeable(rt) {
+			return false
+		}
+		w.next++
+		req, cut, fits := fit(w.req, w.est, rt, w.ch)
+		if !fits {
+			w.tooLarge++
+			w.skips = append(w.skips, Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", w.est, rt.MaxContext)})
+			continue
+		}
+		var res *quota.Reservation
+		if w.r.budget != nil {
+			var err error
+			res, err = w.reserve(rt, req)
+			var ex *quota.ExhaustedError
+			if errors.As(err, &ex) {
+				if ex.TooLarge {
+					w.tooLarge++
+					w.skips = append(w.skips, Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"})
+					continue
+				}
+				w.skips = append(w.skips, Skip{Route: rt.ID, Reason: "budget: " + ex.Limit + " spent", Until: ex.Until})
+				continue
+			}
+			if err != nil {
+				w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
+			}
+		}
+		w.launch(rt, req, cut, res, hedge)
+		return true
+	}
+	return false
+}
+
+func (w *walk) reserve(rt *config.Route, req *llm.Request) (*quota.Reservation, error) {
+	ctx, cancel := context.WithTimeout(w.parent, storeWait)
+	defer cancel()
+	est := w.est
+	if req != w.req {
+		est = quota.Estimate(req)
+	}
+	return w.r.budget.Reserve(ctx, rt, est+quota.ExpectedOutput(req.MaxTokens, rt), w.ch.Margin)
+}
+
+// ineligible reports why a route may not be called now.
+func (w *walk) ineligible(rt *config.Route) (Skip, bool) {
+	if rt.Disabled {
+		return Skip{Route: rt.ID, Reason: "disabled: " + rt.DisabledReason}, true
+	}
+	if w.provFailed[rt.Provider.Name] {
+		return Skip{Route: rt.ID, Reason: "provider " + rt.Provider.Name + " failed for this request"}, true
+	}
+	if _, ok := w.r.ups[rt.Provider.Name]; !ok {
+		return Skip{Route: rt.ID, Reason: "no adapter for provider " + rt.Provider.Name}, true
+	}
+	now := w.r.clock.Now()
+	for _, key := range [2]string{rt.ID, ProviderKey(rt.Provider.Name)} {
+		if rest, ok := w.rests[key]; ok && rest.Active(now) {
+			what := "resting (" + rest.Class + ")"
+			if rest.Manual {
+				what = "paused by hand"
+			}
+			return Skip{Route: rt.ID, Reason: what, Until: rest.Until}, true
+		}
+	}
+	return Skip{}, false
+}
+
+// hedgeable reports whether a hedge may start rt: never a scarce route, and
+// otherwise only one with plenty of today's requests left.
+func (w *walk) hedgeable(rt *config.Route) bool {
+	if rt.Scarce {
+		return false
+	}
+	if rt.Plentiful {
+		return true
+	}
+	if w.r.budget == nil {
+		return rt.Limits.RPD == 0 || rt.Limits.RPD > w.ch.HedgeMinDaily
+	}
+	ctx, cancel := context.WithTimeout(w.parent, storeWait)
+	defer cancel()
+	left, err := w.r.budget.Left(ctx, rt)
+	if err != nil {
+		return false
+	}
+	n, limited := left.DailyLeft()
+	return !limited || n > int64(w.ch.HedgeMinDaily)
+}
+
+// ProviderKey is the rest key that rests every route of a provider.
+func ProviderKey(name string) string { return "provider:" + name }
+
+// launch starts one attempt in its own goroutine. The attempt's context
+// ends with its own timeout (clipped to the chain's deadline), a lost race,
+// or the caller going away; each with its own cause.
+func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota.Reservation, hedge bool) {
+	now := w.r.clock.Now()
+	timeout := rt.Timeout
+	if timeout == 0 {
+		timeout = w.ch.AttemptTimeout
+	}
+	cause := context.DeadlineExceeded
+	if left := w.deadline.Sub(now); left < timeout {
+		timeout, cause = left, errChainDeadline
+	}
+	ctx, cancel := context.WithCancelCause(w.parent)
+	o := &outcome{route: rt, ctx: ctx, cancel: cancel, res: res, start: now, hedge: hedge, cut: cut}
+	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
+	w.inflight[rt] = o
+	w.started++
+	w.lastLaunch = now
+	w.noHedge = false
+	up := w.r.ups[rt.Provider.Name]
+	call := provider.Call{Model: rt.Model, Request: req, Extra: rt.Extra}
+	results := w.results
+	go func() {
+		if w.stream {
+			o.stream, o.first, o.err = firstChunk(ctx, up, call)
+		} else {
+			o.resp, o.err = up.Chat(ctx, call)
+		}
+		o.latency = w.r.clock.Now().Sub(o.start)
+		if !w.stream || o.err != nil {
+			o.timer.Stop()
+		}
+		results <- o
+	}()
+}
+
+// firstChunk opens a stream and waits for its first chunk with content:
+// for a stream, the attempt timeout is a first-token timeout.
+func firstChunk(ctx context.Context, up Upstream, call provider.Call) (llm.Stream, llm.Chunk, error) {
+	s, err := up.Stream(ctx, call)
+	if err != nil {
+		return nil, llm.Chunk{}, err
+	}
+	var role string
+	for {
+		c, err := s.Next()
+		if err != nil {
+			s.Close()
+			if err == io.EOF {
+				err = &failure.UpstreamError{Status: http.StatusOK, Err: failure.ErrEmptyAnswer}
+			}
+			return nil, llm.Chunk{}, err
+		}
+		if c.Role != "" {
+			role = c.Role
+		}
+		if c.Content != "" || c.Reasoning != "" || len(c.ToolCalls) > 0 || c.FinishReason != "" {
+			if c.Role == "" {
+				c.Role = role
+			}
+			return s, c, nil
+		}
+	}
+}
+
+// judge decides what an attempt's failure was. The context's cause comes
+// first: only the attempt's own timeout is the route's fault.
+func (w *walk) judge(o *outcome) failure.Verdict {
+	now := w.r.clock.Now()
+	if o.ctx.Err() != nil {
+		switch cause := context.Cause(o.ctx); {
+		case w.parent.Err() != nil:
+			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"}
+		case cause == errLostRace:
+			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "lost the race to another route"}
+		case cause == errChainDeadline:
+			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRequest, Message: "cut by the chain's deadline"}
+		case cause == context.DeadlineExceeded:
+			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "no answer within the attempt timeout"}
+		}
+	}
+	return failure.Classify(o.err, now)
+}
+
+// failed settles a failed attempt and decides what the walk does next. It
+// returns an error when the failure belongs to the caller.
+func (w *walk) failed(o *outcome) error {
+	v := w.judge(o)
+	w.settle(o, v)
+	rt := o.route
+	switch {
+	case v.Class == failure.BadRequest,
+		v.Class == failure.Refused && !w.ch.FailoverOnRefusal:
+		return &CallerError{Route: rt.ID, Class: v.Class, Status: statusOf(o.err), Message: v.Message}
+	case v.Class == failure.TooLarge:
+		w.tooLarge++
+	case v.Scope == failure.ScopeProvider:
+		w.provFailed[rt.Provider.Name] = true
+	}
+	w.failures = append(w.failures, Skip{Route: rt.ID, Reason: v.Class.String()})
+	return nil
+}
+
+// settle records an attempt that did not win, rests what it caused, and
+// settles its budget.
+func (w *walk) settle(o *outcome, v failure.Verdict) {
+	r := w.r
+	rt := o.route
+	now := r.clock.Now()
+	a := &Attempt{
+		RequestID: w.id, Chain: w.ch.Name, Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model,
+		Start: o.start, Latency: now.Sub(o.start), Status: statusOf(o.err), Class: v.Class,
+		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), storeWait)
+	defer cancel()
+	if v.Class != failure.Cancelled && v.Scope != failure.ScopeRequest {
+		streak := r.observe(rt.ID, false, 0)
+		until, scope := r.plan.Rest.Rest(v, now, streak, func(t time.Time) time.Time { return quota.NextReset(rt.Reset, t) })
+		if !until.IsZero() {
+			key := rt.ID
+			if scope == failure.ScopeProvider {
+				key = ProviderKey(rt.Provider.Name)
+			}
+			rest := state.Rest{Key: key, Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
+			if err := r.store.SetRest(ctx, rest); err != nil {
+				r.log.Warn("state store: recording a rest failed", "key", key, "err", err)
+			}
+			if w.rests != nil {
+				w.rests[key] = rest
+			}
+			a.RestKey, a.RestUntil = key, until
+			if v.Class == failure.Gone || v.Class == failure.Auth || v.Class == failure.BadConfig {
+				r.log.Error("route taken out of service", "route", rt.ID, "class", v.Class.String(), "rest", key, "until", until, "reason", v.LogText())
+			}
+		}
+	}
+	if r.budget != nil {
+		if o.res != nil {
+			_ = r.budget.Settle(ctx, o.res, 0, false)
+		}
+		var ue *failure.UpstreamError
+		if errors.As(o.err, &ue) && ue.Header != nil {
+			_ = r.budget.Observe(ctx, rt, ue.Header)
+		}
+	}
+	r.record(a)
+}
+
+// abandon cancels every attempt still in flight and hands their outcomes to
+// a goroutine that records them once they return (their calls still count
+// against the provider's quota).
+func (w *walk) abandon(cause error) {
+	if len(w.inflight) == 0 {
+		return
+	}
+	n := len(w.inflight)
+	for _, o := range w.inflight {
+		o.cancel(cause)
+	}
+	w.inflight = make(map[*config.Route]*outcome, 2)
+	results := w.results
+	w.r.wg.Add(1)
+	go func() {
+		defer w.r.wg.Done()
+		for i := 0; i < n; i++ {
+			o := <-results
+			o.timer.Stop()
+			if o.stream != nil {
+				o.stream.Close()
+			}
+			if o.err == nil {
+				o.err = context.Cause(o.ctx)
+			}
+			w.settle(o, w.judge(o))
+		}
+	}()
+}
+
+// waitFor says how long a non-interactive chain should wait for its soonest
+// limited route, and whether it may.
+func (w *walk) waitFor() (time.Duration, bool) {
+	if w.ch.Interactive || w.ch.WaitCap <= 0 {
+		return 0, false
+	}
+	soon, ok := w.soonest()
+	if !ok {
+		return 0, false
+	}
+	wait := soon.Sub(w.r.clock.Now())
+	if wait < 0 {
+		wait = 0
+	}
+	if w.waited+wait > w.ch.WaitCap || w.r.clock.Now().Add(wait).After(w.deadline) {
+		return wait, false
+	}
+	return wait, true
+}
+
+// soonest is the earliest time a skipped or rested route comes back.
+func (w *walk) soonest() (time.Time, bool) {
+	var t time.Time
+	for _, s := range w.skips {
+		if !s.Until.IsZero() && (t.IsZero() || s.Until.Before(t)) {
+			t = s.Until
+		}
+	}
+	now := w.r.clock.Now()
+	for _, rt := range w.order {
+		for _, key := range [2]string{rt.ID, ProviderKey(rt.Provider.Name)} {
+			if rest, ok := w.rests[key]; ok && !rest.Manual && rest.Until.After(now) && (t.IsZero() || rest.Until.Before(t)) {
+				t = rest.Until
+			}
+		}
+	}
+	return t, !t.IsZero()
+}
+
+func (w *walk) exhausted() error {
+	if w.tooLarge > 0 && w.tooLarge == len(w.order)-w.countDisabled() {
+		return &TooLargeError{Chain: w.ch.Name, Tokens: w.est, Largest: largestContext(w.order)}
+	}
+	e := &ExhaustedError{Chain: w.ch.Name, Skips: append(w.skips, w.failures...)}
+	if t, ok := w.soonest(); ok {
+		e.RetryAt = t
+	}
+	if !w.ch.Interactive && w.ch.WaitCap > 0 && !e.RetryAt.IsZero() {
+		e.OverWaitCap = w.ch.WaitCap
+	}
+	return e
+}
+
+func (w *walk) countDisabled() int {
+	n := 0
+	for _, rt := range w.order {
+		if rt.Disabled {
+			n++
+		}
+	}
+	return n
+}
+
+func largestContext(rs []*config.Route) int {
+	m := 0
+	for _, rt := range rs {
+		if rt.MaxContext > m {
+			m = rt.MaxContext
+		}
+	}
+	return m
+}
+
+func statusOf(err error) int {
+	var ue *failure.UpstreamError
+	if errors.As(err, &ue) {
+		return ue.Status
+	}
+	return 0
+}

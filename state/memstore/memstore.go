@@ -1,0 +1,359 @@
+// Package memstore owns the embedded default state.Store: budget counters,
+// rests and pauses held in memory for one instance, and persisted under a
+// data folder so that a restart forgets neither a rest nor today's counts.
+//
+// Counts change on every request, so they are snapshotted every FlushEvery
+// (default one second) by write-then-rename into counters.json: a crash loses
+// at most that much counting. Rests and pauses change rarely and matter more,
+// so SetRest and ClearRest write rests.json before they return. Keeping them
+// in two files means a rest write never rewrites the counts and a counts
+// flush never races a rest write.
+//
+// Spend is on every request's path: it takes one mutex and, once a counter's
+// current slot exists, allocates nothing.
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/state"
+)
+
+// Options configures a Store. The zero value is a memory-only store on the
+// real clock.
+type Options struct {
+	// Dir is the folder holding counters.json and rests.json; it is created
+	// if missing. Empty means memory only: nothing survives a restart.
+	Dir string
+	// Clock tells the time for slot expiry and for the flush timer. Default
+	// clock.Real.
+	Clock clock.Clock
+	// FlushEvery is how often counts are snapshotted to Dir, and expired
+	// slots and rests pruned; it bounds the counts a crash loses. Default 1s.
+	FlushEvery time.Duration
+	// Logger receives flush failures. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is an in-memory state.Store, optionally persisted under a folder.
+// It is safe for concurrent use. Close it to flush and stop its flusher.
+type Store struct {
+	clock  clock.Clock
+	dir    string
+	every  time.Duration
+	logger *slog.Logger
+
+	// fileMu serializes writes of each file and keeps them in the order their
+	// contents were taken, so an older copy never overwrites a newer one.
+	countsFileMu sync.Mutex
+	restsFileMu  sync.Mutex
+
+	mu       sync.Mutex // guards counters, dirty, rests
+	counters map[string]*counter
+	dirty    bool // counters changed since the last snapshot
+	rests    map[string]state.Rest
+
+	stop      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+var _ state.Store = (*Store)(nil)
+
+// Open returns a Store, loading the snapshot under o.Dir if there is one, and
+// starts its flusher. A snapshot that cannot be read is an error naming the
+// file; move the file away to start without it.
+func Open(o Options) (*Store, error) {
+	s := &Store{
+		clock:    o.Clock,
+		dir:      o.Dir,
+		every:    o.FlushEvery,
+		logger:   o.Logger,
+		counters: make(map[string]*counter),
+		rests:    make(map[string]state.Rest),
+		stop:     make(chan struct{}),
+	}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
+	if s.every <= 0 {
+		s.every = time.Second
+	}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	if s.dir != "" {
+		if err := s.load(); err != nil {
+			return nil, fmt.Errorf("memstore: open: %w", err)
+		}
+	}
+	s.wg.Go(s.flushLoop)
+	return s, nil
+}
+
+// Close stops the flusher and writes a last snapshot of the counts. The
+// Store still answers afterwards, in memory only. Close is idempotent.
+func (s *Store) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.wg.Wait()
+		if ferr := s.flushCounts(); ferr != nil {
+			err = fmt.Errorf("memstore: close: %w", ferr)
+		}
+	})
+	return err
+}
+
+func (s *Store) flushLoop() {
+	for {
+		t := s.clock.NewTimer(s.every)
+		select {
+		case <-s.stop:
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		s.prune()
+		if err := s.flushCounts(); err != nil {
+			s.logger.Warn("memstore: snapshot of counters failed; counts since the last snapshot would be lost in a crash",
+				"dir", s.dir, "error", err)
+		}
+	}
+}
+
+// counter is one Spend.Key's slots, sorted by index.
+type counter struct {
+	slots []slot
+}
+
+type slot struct {
+	idx     int64
+	n       int64
+	expires int64 // unix nanoseconds after which the slot no longer counts
+}
+
+// sum returns the total of the live slots in the window ending at sp.Slot.
+func (c *counter) sum(sp state.Spend, now int64) int64 {
+	first := sp.Slot - int64(sp.Slots) + 1
+	var sum int64
+	for i := len(c.slots) - 1; i >= 0; i-- {
+		sl := &c.slots[i]
+		if sl.idx < first {
+			break
+		}
+		if sl.idx <= sp.Slot && sl.expires > now {
+			sum += sl.n
+		}
+	}
+	return sum
+}
+
+// add adds sp.Amount to slot sp.Slot and keeps it for sp.TTL from now.
+func (c *counter) add(sp state.Spend, now int64) {
+	c.dropExpired(now)
+	expires := now + int64(sp.TTL)
+	i := len(c.slots)
+	for i > 0 && c.slots[i-1].idx > sp.Slot {
+		i--
+	}
+	if i > 0 && c.slots[i-1].idx == sp.Slot {
+		sl := &c.slots[i-1]
+		sl.n += sp.Amount
+		sl.expires = max(sl.expires, expires)
+		return
+	}
+	c.slots = slices.Insert(c.slots, i, slot{idx: sp.Slot, n: sp.Amount, expires: expires})
+}
+
+// dropExpired removes expired slots, keeping the slice's capacity.
+func (c *counter) dropExpired(now int64) {
+	kept := c.slots[:0]
+	for _, sl := range c.slots {
+		if sl.expires > now {
+			kept = append(kept, sl)
+		}
+	}
+	c.slots = kept
+}
+
+// validate reports a programmer error in spends without allocating when
+// there is none.
+func validate(spends []state.Spend) error {
+	for i := range spends {
+		sp := &spends[i]
+		if sp.Slots < 1 {
+			return fmt.Errorf("spend %d (%s): slots %d, want at least 1", i, sp.Key, sp.Slots)
+		}
+		if sp.TTL <= 0 {
+			return fmt.Errorf("spend %d (%s): ttl %v, want more than 0", i, sp.Key, sp.TTL)
+		}
+	}
+	return nil
+}
+
+// Spend checks every spend's window and, only if all pass, adds every Amount.
+// A spend with Limit 0, or an Amount of 0 or less (a give-back), is never
+// refused. It returns -1 when all were added, or the index of the first
+// spend that did not fit.
+func (s *Store) Spend(_ context.Context, spends []state.Spend) (int, error) {
+	if err := validate(spends); err != nil {
+		return -1, fmt.Errorf("memstore: spend: %w", err)
+	}
+	now := s.clock.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range spends {
+		sp := &spends[i]
+		if sp.Limit <= 0 || sp.Amount <= 0 {
+			continue
+		}
+		var sum int64
+		if c := s.counters[sp.Key]; c != nil {
+			sum = c.sum(*sp, now)
+		}
+		if sum+sp.Amount > sp.Limit {
+			return i, nil
+		}
+	}
+	s.addLocked(spends, now)
+	return -1, nil
+}
+
+// Add adds every Amount without checking.
+func (s *Store) Add(_ context.Context, spends []state.Spend) error {
+	if err := validate(spends); err != nil {
+		return fmt.Errorf("memstore: add: %w", err)
+	}
+	now := s.clock.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addLocked(spends, now)
+	return nil
+}
+
+func (s *Store) addLocked(spends []state.Spend, now int64) {
+	for i := range spends {
+		sp := &spends[i]
+		c := s.counters[sp.Key]
+		if c == nil {
+			c = &counter{slots: make([]slot, 0, 8)}
+			s.counters[sp.Key] = c
+		}
+		c.add(*sp, now)
+	}
+	s.dirty = true
+}
+
+// Sums returns each spend's window sum.
+func (s *Store) Sums(_ context.Context, spends []state.Spend) ([]int64, error) {
+	if err := validate(spends); err != nil {
+		return nil, fmt.Errorf("memstore: sums: %w", err)
+	}
+	out := make([]int64, len(spends))
+	now := s.clock.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range spends {
+		if c := s.counters[spends[i].Key]; c != nil {
+			out[i] = c.sum(spends[i], now)
+		}
+	}
+	return out, nil
+}
+
+// SetRest records r, unless a Manual rest of the same key is active and r is
+// not Manual. With a Dir, the rests are on disk before SetRest returns; if
+// writing fails the rest still holds in memory and the error says so.
+func (s *Store) SetRest(_ context.Context, r state.Rest) error {
+	if r.Key == "" {
+		return errors.New("memstore: set rest: empty key")
+	}
+	s.restsFileMu.Lock()
+	defer s.restsFileMu.Unlock()
+	s.mu.Lock()
+	if old, ok := s.rests[r.Key]; ok && old.Manual && !r.Manual && old.Active(s.clock.Now()) {
+		s.mu.Unlock()
+		return nil
+	}
+	s.rests[r.Key] = r
+	rests := s.restsLocked(time.Time{}, true)
+	s.mu.Unlock()
+	if err := s.writeRests(rests); err != nil {
+		return fmt.Errorf("memstore: set rest %s: %w", r.Key, err)
+	}
+	return nil
+}
+
+// ClearRest removes the rest of key: with manual false only an automatic
+// one. With a Dir, the change is on disk before ClearRest returns.
+func (s *Store) ClearRest(_ context.Context, key string, manual bool) error {
+	s.restsFileMu.Lock()
+	defer s.restsFileMu.Unlock()
+	s.mu.Lock()
+	old, ok := s.rests[key]
+	if !ok || (old.Manual && !manual) {
+		s.mu.Unlock()
+		return nil
+	}
+	delete(s.rests, key)
+	rests := s.restsLocked(time.Time{}, true)
+	s.mu.Unlock()
+	if err := s.writeRests(rests); err != nil {
+		return fmt.Errorf("memstore: clear rest %s: %w", key, err)
+	}
+	return nil
+}
+
+// Rests returns every rest active at now, sorted by key.
+func (s *Store) Rests(_ context.Context, now time.Time) ([]state.Rest, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restsLocked(now, false), nil
+}
+
+// restsLocked returns the rests active at now, or all of them, sorted by
+// key. s.mu must be held.
+func (s *Store) restsLocked(now time.Time, all bool) []state.Rest {
+	out := make([]state.Rest, 0, len(s.rests))
+	for _, r := range s.rests {
+		if all || r.Active(now) {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b state.Rest) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// prune drops expired slots, empty counters and ended rests.
+func (s *Store) prune() {
+	now := s.clock.Now()
+	nanos := now.UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, c := range s.counters {
+		n := len(c.slots)
+		c.dropExpired(nanos)
+		if len(c.slots) != n {
+			s.dirty = true
+		}
+		if len(c.slots) == 0 {
+			delete(s.counters, key)
+		}
+	}
+	// An ended rest stays in rests.json until the next rest write; load
+	// skips it.
+	for key, r := range s.rests {
+		if !r.Active(now) {
+			delete(s.rests, key)
+		}
+	}
+}

@@ -1,0 +1,368 @@
+// Package redisstore owns the shared state.Store: budget counters, rests and
+// pauses kept in Redis (or Valkey) so that every instance of tollfree counts
+// against the same caps and honours the same pauses. It is the only package
+// that imports the Redis client.
+//
+// Spend is one Lua script that sums every window, checks every limit and only
+// then adds, atomically on the server, so two instances never together pass
+// a cap. Rests are keys that expire with the rest; a pause set by hand has no
+// expiry. Every change to a rest is published on the channel {ns}:events, and
+// each instance keeps a local copy of the rests current from that channel
+// (and from a full read at most every second, and at once after a
+// reconnect), so reading rests on the request path costs no round trip.
+//
+// # Keys and Cluster
+//
+// Every key carries one hash tag per deployment, the namespace: counters are
+// {ns}:c:<key>:<slot>, rests {ns}:rest:<key>, the index of rests {ns}:rests.
+// On a Redis Cluster every key of a deployment therefore lives in one slot,
+// on one shard. That is what lets one script check a route's counter and its
+// provider's counter together; the cost is that a deployment's state cannot
+// be spread over shards. A deployment's state is small (a few counters per
+// route), so one shard carries it easily; a hash tag per route would spread
+// it but would split a route's and its provider's spends into two scripts
+// that could no longer be all-or-nothing.
+//
+// # When Redis is away
+//
+// Redis trouble is not an outage. Each call waits at most OpTimeout for
+// Redis; when Redis does not answer in time the call is served by the Local
+// store instead, Health reports it, and later calls go straight to Local
+// until a background probe (every second) finds Redis again. While
+// disconnected each instance checks its own counts only: caps are held per
+// instance, not jointly. Spends that passed locally are remembered and, when
+// Redis returns, added to Redis together with the rests set locally, before
+// the store switches back. A Spend whose reply timed out may also have been
+// applied by Redis; it is then counted twice, which errs on the safe side.
+//
+// Local also mirrors every spend that Redis accepted, so that during an
+// outage an instance's windows still hold what it spent just before.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/state"
+	"github.com/tollfree/tollfree/state/memstore"
+)
+
+// Defaults for Options.
+const (
+	DefaultURL       = "redis://127.0.0.1:6379/0"
+	DefaultNamespace = "tollfree"
+	DefaultOpTimeout = 100 * time.Millisecond
+)
+
+// refreshEvery is how often the rests are read in full from Redis while
+// connected, and how often Redis is probed while not.
+const refreshEvery = time.Second
+
+// Options configures a Store. The zero value connects to a local Redis.
+type Options struct {
+	// URL locates Redis: redis://[user:password@]host:port/db, or rediss://
+	// for TLS. Default DefaultURL. It is never logged.
+	URL string
+	// Namespace prefixes every key and is the hash tag shared by all of them,
+	// so deployments can share a Redis. It must not contain '{' or '}'.
+	// Default DefaultNamespace.
+	Namespace string
+	// Local serves calls while Redis is unreachable. Default: a memory-only
+	// memstore, closed by Close. A Local given here is not closed by Close.
+	Local state.Store
+	// OpTimeout bounds each call's wait for Redis, dialling included; past it
+	// the call is served by Local. Default DefaultOpTimeout (100ms).
+	OpTimeout time.Duration
+	// Clock tells the time for rest expiry and paces the probe and refresh.
+	// Default clock.Real.
+	Clock clock.Clock
+	// Logger receives one line per change of connection state. Default
+	// slog.Default().
+	Logger *slog.Logger
+
+	// hook, set by tests only, is called with "subscribed", "event" or
+	// "refreshed" after the rest cache changed that way.
+	hook func(what string)
+}
+
+// Health is the state of a Store's connection to Redis.
+type Health struct {
+	// Connected is true while calls go to Redis, false while they go to
+	// Local.
+	Connected bool
+	// Since is when Connected last changed.
+	Since time.Time
+	// LastError is the last Redis error seen, empty if none. It never holds
+	// the URL or a password.
+	LastError string
+}
+
+// Store is a state.Store shared through Redis. It is safe for concurrent
+// use. Close it to stop its background goroutines.
+type Store struct {
+	client   *redis.Client
+	tag      string // "{ns}"
+	events   string // pub/sub channel
+	local    state.Store
+	ownLocal *memstore.Store // closed by Close; nil when Local was given
+	timeout  time.Duration
+	clock    clock.Clock
+	logger   *slog.Logger
+	hook     func(string)
+
+	up atomic.Bool // mirrors health.Connected for the request path
+
+	mu      sync.Mutex // guards health, known, journal, clears, cache, gen
+	health  Health
+	known   bool // health was reported at least once
+	journal map[slotKey]*journalEntry
+	clears  []clearOp
+	cache   map[string]state.Rest
+	gen     uint64 // bumped at every change to cache
+
+	psMu sync.Mutex    // guards ps
+	ps   *redis.PubSub // the current subscription, closed by Close
+
+	refresh   chan struct{} // asks the maintenance loop for a refresh now
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+var _ state.Store = (*Store)(nil)
+
+// Open returns a Store for o. It fails only on bad options: when Redis does
+// not answer, the Store starts on Local and connects later.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.URL == "" {
+		o.URL = DefaultURL
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if strings.ContainsAny(o.Namespace, "{}") {
+		return nil, fmt.Errorf("redisstore: open: namespace %q contains '{' or '}'", o.Namespace)
+	}
+	if o.OpTimeout <= 0 {
+		o.OpTimeout = DefaultOpTimeout
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	opt, err := redis.ParseURL(o.URL)
+	if err != nil {
+		// The parse error may quote the URL, and with it a password.
+		return nil, errors.New("redisstore: open: the Redis URL does not parse (not shown: it may hold a password)")
+	}
+	opt.DialTimeout = o.OpTimeout
+	opt.ReadTimeout = o.OpTimeout
+	opt.WriteTimeout = o.OpTimeout
+	opt.PoolTimeout = o.OpTimeout
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1 // a retry would break the bounded wait
+	opt.DialerRetries = 1
+
+	tag := "{" + o.Namespace + "}"
+	s := &Store{
+		client:  redis.NewClient(opt),
+		tag:     tag,
+		events:  tag + ":events",
+		local:   o.Local,
+		timeout: o.OpTimeout,
+		clock:   o.Clock,
+		logger:  o.Logger,
+		hook:    o.hook,
+		health:  Health{Since: o.Clock.Now()},
+		journal: make(map[slotKey]*journalEntry),
+		cache:   make(map[string]state.Rest),
+		refresh: make(chan struct{}, 1),
+	}
+	if s.local == nil {
+		m, err := memstore.Open(memstore.Options{Clock: o.Clock, Logger: o.Logger})
+		if err != nil {
+			_ = s.client.Close()
+			return nil, fmt.Errorf("redisstore: open local store: %w", err)
+		}
+		s.local, s.ownLocal = m, m
+	}
+	// The first connection attempt runs before Open returns, so a Store
+	// over a healthy Redis starts connected with its rests loaded.
+	s.reconnect(ctx)
+	loopCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.wg.Go(func() { s.maintainLoop(loopCtx) })
+	s.wg.Go(func() { s.subscribeLoop(loopCtx) })
+	return s, nil
+}
+
+// Close stops the background goroutines and closes the Redis client, and
+// Local if Open made it. Close is idempotent.
+func (s *Store) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.cancel()
+		s.psMu.Lock()
+		if s.ps != nil {
+			_ = s.ps.Close() // ends a ReceiveTimeout under way
+		}
+		s.psMu.Unlock()
+		s.wg.Wait()
+		if cerr := s.client.Close(); cerr != nil {
+			err = fmt.Errorf("redisstore: close: %w", cerr)
+		}
+		if s.ownLocal != nil {
+			err = errors.Join(err, s.ownLocal.Close())
+		}
+	})
+	return err
+}
+
+// Health reports whether calls currently go to Redis.
+func (s *Store) Health() Health {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.health
+}
+
+func (s *Store) counterKey(key string, slot int64) string {
+	return s.tag + ":c:" + key + ":" + strconv.FormatInt(slot, 10)
+}
+
+func (s *Store) restKey(key string) string { return s.tag + ":rest:" + key }
+
+func (s *Store) restIndex() string { return s.tag + ":rests" }
+
+// opContext bounds one call's wait for Redis.
+func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// failed reports a Redis failure seen by a call; it switches the store to
+// Local and logs once per change.
+func (s *Store) failed(err error) {
+	msg := errorText(err)
+	s.mu.Lock()
+	s.health.LastError = msg
+	changed := s.health.Connected || !s.known
+	if changed {
+		s.health.Connected = false
+		s.health.Since = s.clock.Now()
+		s.known = true
+		s.up.Store(false)
+	}
+	s.mu.Unlock()
+	if changed {
+		s.logger.Warn("redisstore: Redis unreachable; serving from local state until it returns", "error", msg)
+	}
+}
+
+// errorText is err's text, cut short. Redis client errors name the address
+// and the failure, never the password.
+func errorText(err error) string {
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return msg
+}
+
+// maintainLoop refreshes the rests every refreshEvery while connected, or
+// probes Redis and reconciles while not. It also refreshes at once when
+// asked (after a resubscribe).
+func (s *Store) maintainLoop(ctx context.Context) {
+	for {
+		t := s.clock.NewTimer(refreshEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		case <-s.refresh:
+			t.Stop()
+		}
+		if s.up.Load() {
+			s.refreshRests(ctx)
+		} else {
+			s.reconnect(ctx)
+		}
+	}
+}
+
+// requestRefresh asks the maintenance loop to read the rests now.
+func (s *Store) requestRefresh() {
+	select {
+	case s.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// reconnect probes Redis and, when it answers, pushes what was done locally
+// and switches calls back to Redis.
+func (s *Store) reconnect(ctx context.Context) {
+	pctx, cancel := s.opContext(ctx)
+	err := s.client.Ping(pctx).Err()
+	cancel()
+	if err == nil {
+		err = s.reconcile(ctx)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.failed(err)
+		}
+		return
+	}
+	s.refreshRests(ctx)
+}
+
+// reconcile adds the counts spent locally to Redis, applies the rests lifted
+// and set locally, and switches calls back to Redis. The first round pushes
+// the bulk of the outage while calls still go to Local; the second takes
+// what was spent meanwhile and switches in the same step, so a steady stream
+// of local spends cannot keep the store on Local. If the second round fails,
+// the caller reports the failure, which switches back to Local with the
+// unpushed counts kept.
+func (s *Store) reconcile(ctx context.Context) error {
+	pushed := 0
+	for round := range 2 {
+		s.mu.Lock()
+		journal, clears := s.journal, s.clears
+		s.journal, s.clears = make(map[slotKey]*journalEntry), nil
+		changed := false
+		if round == 1 {
+			changed = !s.health.Connected || !s.known
+			s.health.Connected, s.known = true, true
+			if changed {
+				s.health.Since = s.clock.Now()
+			}
+			s.up.Store(true)
+		}
+		s.mu.Unlock()
+		if changed {
+			s.logger.Info("redisstore: Redis reachable; serving from Redis", "reconciled", pushed)
+		}
+		n, err := s.pushCounts(ctx, journal)
+		pushed += n
+		if err != nil {
+			return err
+		}
+		n, err = s.pushRests(ctx, clears)
+		pushed += n
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

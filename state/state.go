@@ -1,0 +1,87 @@
+// Package state declares the Store that holds everything the router must
+// remember between requests, and between restarts or instances: budget
+// counters, rests, and pauses set by hand. Two implementations pass one
+// conformance suite (state/storetest): state/memstore, in memory and
+// snapshotted under the data folder, and state/redisstore, shared by every
+// instance through Redis.
+//
+// Counters are windows of slots. A per-minute budget is six 10-second slots
+// summed (a sliding minute); a per-day budget on a midnight reset is one slot
+// named for the day; a rolling day is 24 one-hour slots. The quota package
+// decides the slots; a Store only sums, checks and adds, atomically.
+package state
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Spend is one counter to check and add to.
+type Spend struct {
+	// Key names the counter ("groq/llama-3.3-70b-versatile|rpm"). It must not
+	// contain '{' or '}' (the Redis store wraps it in a hash tag).
+	Key string
+	// Slot is the index of the current slot (for example unix seconds / 10).
+	Slot int64
+	// Slots is how many slots, ending at Slot, make the window. At least 1.
+	Slots int
+	// Limit is the window's cap; 0 means count without checking.
+	Limit int64
+	// Amount is added to the current slot; negative amounts give back.
+	Amount int64
+	// TTL is how long a slot must be kept after it was last written; at
+	// least the window's length.
+	TTL time.Duration
+}
+
+// Rest is a route or provider skipped until a time.
+type Rest struct {
+	// Key is a route ID ("groq/llama-3.3-70b-versatile") or "provider:groq".
+	Key string
+	// Until is when the rest ends. The zero time means "until lifted", for
+	// pauses set by hand.
+	Until time.Time
+	// Class is the failure class that caused it ("rate_day"), or "paused".
+	Class string
+	// Reason is a short redacted text for the status page.
+	Reason string
+	// Manual marks a pause set by hand: only a hand lifts it.
+	Manual bool
+	// Since is when the rest started.
+	Since time.Time
+}
+
+// Active reports whether r still rests at now.
+func (r Rest) Active(now time.Time) bool {
+	return r.Until.IsZero() || now.Before(r.Until)
+}
+
+// Store is the router's memory. All methods are safe for concurrent use and
+// take a ctx that bounds any I/O.
+type Store interface {
+	// Spend checks every spend's window (window sum + Amount <= Limit, where
+	// Limit > 0) and only if all pass adds every Amount. It returns -1 when
+	// all were added, or the index of the first spend that failed, in which
+	// case nothing was added. Atomic: two instances never together pass a
+	// limit.
+	Spend(ctx context.Context, spends []Spend) (failed int, err error)
+	// Add adds every Amount without checking (failed calls still count;
+	// reconciling an estimate with the reported usage).
+	Add(ctx context.Context, spends []Spend) error
+	// Sums returns each spend's window sum, Amount and Limit ignored.
+	Sums(ctx context.Context, spends []Spend) ([]int64, error)
+
+	// SetRest records a rest, replacing any rest of the same key unless the
+	// existing one is Manual and r is not (a hand's pause wins).
+	SetRest(ctx context.Context, r Rest) error
+	// ClearRest removes the rest of key. With manual false it removes only an
+	// automatic rest (a probe that succeeded); with manual true any rest.
+	ClearRest(ctx context.Context, key string, manual bool) error
+	// Rests returns every rest still active at now.
+	Rests(ctx context.Context, now time.Time) ([]Rest, error)
+}
+
+// ErrUnavailable is wrapped by a Store that cannot reach its backend; the
+// caller carries on with local state.
+var ErrUnavailable = errors.New("state store unavailable")

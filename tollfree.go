@@ -1,0 +1,202 @@
+// Package tollfree is a gateway that keeps an AI feature answering on the
+// free tiers of many LLM providers. It chains free routes (one model at one
+// provider), skips the ones resting or near their cap before calling them,
+// races a slow route against the next, rests each failure for as long as its
+// kind suggests, and answers from a fallback when every route is down.
+//
+// The same router serves the HTTP gateway (cmd/tollfree serve) and Go
+// programs that embed it without any HTTP server:
+//
+//	plan, err := config.Load("tollfree.yaml", os.Getenv)
+//	if err != nil { ... }
+//	gw, err := tollfree.New(tollfree.Options{Plan: plan})
+//	if err != nil { ... }
+//	defer gw.Close()
+//	resp, err := gw.Chat(ctx, "planner", &llm.Request{
+//		Messages: []llm.Message{{Role: "user", Content: "Summarise the report."}},
+//	})
+//
+// Gateway.Handler returns the OpenAI-compatible HTTP API for the same
+// gateway, to mount on a server of your own.
+package tollfree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+
+	"github.com/tollfree/tollfree/calllog"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/httpapi"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider/gemini"
+	"github.com/tollfree/tollfree/provider/openaicompat"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/state"
+	"github.com/tollfree/tollfree/state/memstore"
+)
+
+// Options configure a Gateway. Only Plan is required.
+type Options struct {
+	// Plan is the compiled configuration (config.Load, config.Default).
+	Plan *config.Plan
+	// Store holds rests, pauses and budget counts. Default: a memstore
+	// persisted under Plan.DataDir. Pass a redisstore to share state between
+	// instances.
+	Store state.Store
+	// HTTPClient calls the providers. Default: each adapter's tuned client.
+	HTTPClient *http.Client
+	// Logger receives operational messages (never prompts, answers or keys).
+	Logger *slog.Logger
+	// Clock drives every deadline, rest and window; default the wall clock.
+	Clock clock.Clock
+	// Recorder receives each attempt in addition to the call log.
+	Recorder route.Recorder
+	// Extra handlers for the HTTP mux (status page, metrics, admin).
+	Extra map[string]http.Handler
+	// Health adds lines to /healthz.
+	Health func() map[string]string
+}
+
+// Gateway is a running tollfree: router, state, budgets, call log and the
+// HTTP API. It is safe for concurrent use.
+type Gateway struct {
+	plan    *config.Plan
+	router  *route.Router
+	budget  *quota.Book
+	store   state.Store
+	own     *memstore.Store // closed by Close when the gateway opened it
+	log     *calllog.Writer
+	handler *httpapi.Server
+}
+
+// New builds a Gateway from a plan.
+func New(o Options) (*Gateway, error) {
+	if o.Plan == nil {
+		return nil, errors.New("tollfree: Options.Plan is required (config.Load or config.Default)")
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{plan: o.Plan}
+	g.store = o.Store
+	if g.store == nil {
+		dir := ""
+		if o.Plan.DataDir != "" {
+			dir = filepath.Join(o.Plan.DataDir, "state")
+		}
+		ms, err := memstore.Open(memstore.Options{Dir: dir, Clock: o.Clock, Logger: o.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("tollfree: opening local state: %w", err)
+		}
+		g.own, g.store = ms, ms
+	}
+	g.budget = quota.New(quota.Options{Store: g.store, Clock: o.Clock})
+	var recs multiRecorder
+	if p := o.Plan.CallLog; p != "off" {
+		if p == "" {
+			p = filepath.Join(o.Plan.DataDir, "calls.jsonl")
+		}
+		w, err := calllog.Open(p, o.Logger)
+		if err != nil {
+			g.Close()
+			return nil, fmt.Errorf("tollfree: opening the call log: %w", err)
+		}
+		g.log = w
+		recs = append(recs, w)
+	}
+	if o.Recorder != nil {
+		recs = append(recs, o.Recorder)
+	}
+	ups := Upstreams(o.Plan, o.HTTPClient)
+	r, err := route.New(route.Options{
+		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget,
+		Clock: o.Clock, Recorder: recs, Logger: o.Logger,
+	})
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.router = r
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: o.Extra, Health: o.Health})
+	return g, nil
+}
+
+// Upstreams builds one adapter per enabled provider of the plan.
+func Upstreams(p *config.Plan, client *http.Client) map[string]route.Upstream {
+	ups := make(map[string]route.Upstream, len(p.Providers))
+	for name, pr := range p.Providers {
+		if pr.Disabled {
+			continue
+		}
+		switch pr.Dialect {
+		case config.DialectGemini:
+			ups[name] = gemini.New(gemini.Options{Name: name, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client})
+		default:
+			ups[name] = openaicompat.New(openaicompat.Options{Name: name, Flavor: pr.Flavor, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client})
+		}
+	}
+	return ups
+}
+
+type multiRecorder []route.Recorder
+
+func (m multiRecorder) RecordAttempt(a *route.Attempt) {
+	for _, r := range m {
+		r.RecordAttempt(a)
+	}
+}
+
+// Chat answers req on the named chain.
+func (g *Gateway) Chat(ctx context.Context, chain string, req *llm.Request) (*llm.Response, error) {
+	res, err := g.router.Chat(ctx, chain, "", req)
+	if err != nil {
+		return nil, err
+	}
+	return res.Response, nil
+}
+
+// Stream answers req on the named chain as a stream. Close the stream when
+// done with it.
+func (g *Gateway) Stream(ctx context.Context, chain string, req *llm.Request) (*route.RoutedStream, error) {
+	return g.router.Stream(ctx, chain, "", req)
+}
+
+// Handler returns the OpenAI-compatible HTTP API.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// Router returns the gateway's router.
+func (g *Gateway) Router() *route.Router { return g.router }
+
+// Budget returns the gateway's quota book.
+func (g *Gateway) Budget() *quota.Book { return g.budget }
+
+// Store returns the gateway's state store.
+func (g *Gateway) Store() state.Store { return g.store }
+
+// Plan returns the gateway's plan.
+func (g *Gateway) Plan() *config.Plan { return g.plan }
+
+// Close waits for attempts being wound down, then flushes the call log and
+// closes the state it opened.
+func (g *Gateway) Close() error {
+	var errs []error
+	if g.router != nil {
+		g.router.Close()
+	}
+	if g.log != nil {
+		errs = append(errs, g.log.Close())
+	}
+	if g.own != nil {
+		errs = append(errs, g.own.Close())
+	}
+	return errors.Join(errs...)
+}
