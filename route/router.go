@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -273,4 +274,53 @@ func fmtUntil(t time.Time) string {
 		return "until lifted"
 	}
 	return "until " + t.UTC().Format(time.RFC3339)
+}
+
+// Probe calls one route directly with a tiny request (at most maxTokens
+// answer tokens), outside any chain, and settles the outcome like any
+// attempt: a failure rests the route, a success lifts an automatic rest
+// (never a pause set by hand). It spends one request of the route's quota.
+func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Attempt, error) {
+	rt := r.plan.Routes[routeID]
+	if rt == nil {
+		return nil, fmt.Errorf("route: probe: unknown route %q", routeID)
+	}
+	if rt.Disabled {
+		return nil, fmt.Errorf("route: probe: %s is disabled: %s", rt.ID, rt.DisabledReason)
+	}
+	if maxTokens <= 0 {
+		maxTokens = 8
+	}
+	ch := &config.Chain{Name: "probe", Routes: []*config.Route{rt}, AttemptTimeout: 20 * time.Second, Deadline: 20 * time.Second, Interactive: true, MaxInFlight: 1}
+	if rt.Timeout > ch.AttemptTimeout {
+		ch.AttemptTimeout, ch.Deadline = rt.Timeout, rt.Timeout
+	}
+	req := &llm.Request{MaxTokens: maxTokens, Messages: []llm.Message{{Role: "user", Content: "Reply with the single word: ok"}}}
+	now := r.clock.Now()
+	w := &walk{
+		r: r, ch: ch, id: "probe", req: req, parent: ctx,
+		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
+		order: ch.Routes, provFailed: map[string]bool{}, inflight: map[*config.Route]*outcome{},
+		rests: map[string]state.Rest{},
+	}
+	win, err := w.round()
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)
+	defer cancel()
+	if win == nil {
+		f := Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model}
+		if len(w.failures) > 0 {
+			f.Error = w.failures[len(w.failures)-1].Reason
+		}
+		return &f, fmt.Errorf("route: probe of %s failed: %s", rt.ID, f.Error)
+	}
+	r.finishOK(w, win, win.resp.Usage, win.resp.UsageKnown, win.resp.Header, win.start)
+	win.cancel(context.Canceled)
+	for _, key := range []string{rt.ID, ProviderKey(rt.Provider.Name)} {
+		_ = r.store.ClearRest(sctx, key, false)
+	}
+	return &Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model, Latency: win.latency, Status: http.StatusOK, Class: failure.OK,
+		TokensIn: win.resp.Usage.PromptTokens, TokensOut: win.resp.Usage.CompletionTokens}, nil
 }

@@ -28,6 +28,10 @@ const usage = `tollfree keeps an AI feature answering on free LLM tiers.
 Usage:
   tollfree serve [-config FILE] [-listen ADDR]   run the gateway
   tollfree check [-config FILE]                  validate a config, print chains, routes and limits
+  tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
+  tollfree doctor [-config FILE]                 probe every route with a tiny request
+  tollfree sim   [-days N] [-trace FILE]         simulate a day of traffic: tollfree vs a naive chain
+  tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens
 
 Without -config, tollfree.yaml is read when it exists; otherwise the built-in
 free-tier presets are used with the provider keys found in the environment
@@ -52,6 +56,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, args[1:], stdout, stderr)
 	case "check":
 		err = check(args[1:], stdout)
+	case "demo":
+		err = demo(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		err = doctor(ctx, args[1:], stdout, stderr)
+	case "sim":
+		err = simulate(ctx, args[1:], stdout, stderr)
+	case "log":
+		err = logCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
