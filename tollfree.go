@@ -116,6 +116,7 @@ func New(o Options) (*Gateway, error) {
 	if o.Recorder != nil {
 		recs = append(recs, o.Recorder)
 	}
+	recs = append(recs, g.recorders(&o)...)
 	ups := Upstreams(o.Plan, o.HTTPClient)
 	r, err := route.New(route.Options{
 		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget,
@@ -126,7 +127,14 @@ func New(o Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.router = r
-	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: o.Extra, Health: o.Health})
+	extra := g.handlers(&o)
+	for p, h := range o.Extra {
+		if extra == nil {
+			extra = make(map[string]http.Handler)
+		}
+		extra[p] = h
+	}
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health})
 	return g, nil
 }
 
