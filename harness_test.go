@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,8 @@ type harness struct {
 	recs  *attempts
 	plan  *config.Plan
 	store state.Store
+	// active counts requests inside the gateway's handler.
+	active atomic.Int64
 }
 
 // attempts collects the router's attempt records.
@@ -114,13 +117,22 @@ func newHarness(t *testing.T, chains string) *harness {
 	if err != nil {
 		t.Fatalf("tollfree.New: %v", err)
 	}
-	srv := httptest.NewServer(gw.Handler())
+	h := &harness{t: t, clk: clk, emu: emu, gw: gw, recs: recs, plan: plan, store: gw.Store()}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.active.Add(1)
+		defer h.active.Add(-1)
+		gw.Handler().ServeHTTP(w, r)
+	}))
+	h.srv = srv
 	t.Cleanup(func() {
 		srv.Close()
 		gw.Close()
 	})
-	return &harness{t: t, clk: clk, emu: emu, gw: gw, srv: srv, recs: recs, plan: plan, store: gw.Store()}
+	return h
 }
+
+// inflight is how many requests the gateway is serving now.
+func (h *harness) inflight() int { return int(h.active.Load()) }
 
 // reply is what a caller saw.
 type reply struct {

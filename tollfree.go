@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"path/filepath"
 
+	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
@@ -61,6 +62,10 @@ type Options struct {
 	Extra map[string]http.Handler
 	// Health adds lines to /healthz.
 	Health func() map[string]string
+	// CacheBackend stores cached answers for chains with a cache_ttl.
+	// Default: memory (64 MiB, least recently used first) over disk under
+	// Plan.DataDir. Pass a cache/rediscache backend to share the cache.
+	CacheBackend cache.Backend
 }
 
 // Gateway is a running tollfree: router, state, budgets, call log and the
@@ -72,6 +77,7 @@ type Gateway struct {
 	store   state.Store
 	own     *memstore.Store // closed by Close when the gateway opened it
 	log     *calllog.Writer
+	cache   *cache.Cache
 	handler *httpapi.Server
 }
 
@@ -127,6 +133,25 @@ func New(o Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.router = r
+	if usesCache(o.Plan) {
+		b := o.CacheBackend
+		if b == nil {
+			mem := cache.NewMemory(cache.DefaultMemoryBytes, o.Clock)
+			b = mem
+			if o.Plan.DataDir != "" {
+				disk, err := cache.NewDisk(filepath.Join(o.Plan.DataDir, "cache"), o.Clock)
+				if err != nil {
+					g.Close()
+					return nil, fmt.Errorf("tollfree: opening the response cache: %w", err)
+				}
+				b = &cache.Tiered{Fast: mem, Slow: disk}
+			}
+		}
+		log := o.Logger
+		g.cache = cache.New(cache.Options{Backend: b, Clock: o.Clock, OnError: func(err error) {
+			log.Warn("response cache: served as a miss", "err", err)
+		}})
+	}
 	extra := g.handlers(&o)
 	for p, h := range o.Extra {
 		if extra == nil {
@@ -134,7 +159,7 @@ func New(o Options) (*Gateway, error) {
 		}
 		extra[p] = h
 	}
-	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health})
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health, Cache: g.cache})
 	return g, nil
 }
 
@@ -153,6 +178,15 @@ func Upstreams(p *config.Plan, client *http.Client) map[string]route.Upstream {
 		}
 	}
 	return ups
+}
+
+func usesCache(p *config.Plan) bool {
+	for _, ch := range p.Chains {
+		if ch.CacheTTL > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type multiRecorder []route.Recorder
@@ -197,6 +231,9 @@ func (g *Gateway) Plan() *config.Plan { return g.plan }
 // closes the state it opened.
 func (g *Gateway) Close() error {
 	var errs []error
+	if g.cache != nil {
+		g.cache.Close()
+	}
 	if g.router != nil {
 		g.router.Close()
 	}

@@ -232,3 +232,12 @@ func (c *Cache) Close() {
 	c.mu.Unlock()
 	c.wg.Wait()
 }
+
+// Set stores e under k for ttl, for answers assembled outside Do (a streamed
+// answer that ended cleanly). Backend errors go to OnError.
+func (c *Cache) Set(ctx context.Context, k Key, e *Entry, ttl time.Duration) {
+	if e == nil || ttl <= 0 {
+		return
+	}
+	c.store(ctx, k, e, ttl)
+}

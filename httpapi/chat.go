@@ -53,8 +53,20 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "the model "+strconv.Quote(model)+" names no chain of this gateway; use one of: "+strings.Join(s.plan.ChainOrder, ", "), "invalid_request_error", "model", "model_not_found")
 		return
 	}
+	key, cached := s.cacheKey(r, ch, req)
 	if req.Stream {
+		if cached {
+			if e, hit := s.cache.Get(r.Context(), key); hit {
+				s.serveCachedStream(w, id, ch, req, e)
+				return
+			}
+			w.Header().Set(HeaderCache, "miss")
+		}
 		s.stream(w, r, id, ch, req)
+		return
+	}
+	if cached {
+		s.chatCached(w, r, id, ch, req, key)
 		return
 	}
 	res, err := s.router.Chat(r.Context(), ch.Name, id, req)
@@ -62,15 +74,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, ch, req, err)
 		return
 	}
-	resp := res.Response
+	s.writeAnswer(w, id, ch, res.Route, res.Response)
+}
+
+// writeAnswer writes a whole answer as a chat.completion.
+func (s *Server) writeAnswer(w http.ResponseWriter, id string, ch *config.Chain, rt *config.Route, resp *llm.Response) {
 	content, reasoning := splitThink(resp.Content)
 	if reasoning != "" && resp.Reasoning == "" {
 		resp.Reasoning = reasoning
 	}
 	resp.Content = content
-	name := s.modelName(ch, res.Route)
-	if !ch.HideRoute {
-		w.Header().Set(HeaderRoute, res.Route.ID)
+	name := s.modelName(ch, rt)
+	if !ch.HideRoute && rt != nil {
+		w.Header().Set(HeaderRoute, rt.ID)
 	}
 	out := s.getBuf()
 	defer s.putBuf(out)
@@ -170,4 +186,3 @@ func writeStreamHeaders(w http.ResponseWriter) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 }
-

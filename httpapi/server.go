@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/openai"
@@ -33,6 +34,8 @@ type Options struct {
 	Extra map[string]http.Handler
 	// Health adds lines to /healthz (the state store's condition).
 	Health func() map[string]string
+	// Cache is the response cache; nil disables caching.
+	Cache *cache.Cache
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -42,6 +45,7 @@ type Server struct {
 	clock  clock.Clock
 	log    *slog.Logger
 	health func() map[string]string
+	cache  *cache.Cache
 	mux    *http.ServeMux
 	ids    idSource
 	keys   [][]byte
@@ -57,7 +61,7 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, mux: http.NewServeMux()}
+	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, cache: o.Cache, mux: http.NewServeMux()}
 	s.ids.init()
 	for _, k := range o.Plan.GatewayKeys {
 		if k != "" {

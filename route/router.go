@@ -70,7 +70,14 @@ type Attempt struct {
 	// Cut says what was cut from the request to fit this route ("" if
 	// nothing).
 	Cut string
+	// Cached marks an answer served from the response cache: no call was
+	// made and no quota spent.
+	Cached bool
 }
+
+// Record hands an attempt made outside the router (a cache hit) to the
+// router's recorder.
+func (r *Router) Record(a *Attempt) { r.record(a) }
 
 // Options configure a Router. Plan, Upstreams and Store are required.
 type Options struct {
