@@ -90,6 +90,12 @@ providers:
 // configured by chains (the chains: block of a config).
 func newHarness(t *testing.T, chains string) *harness {
 	t.Helper()
+	return newHarnessEnv(t, chains, nil)
+}
+
+// newHarnessEnv is newHarness with more environment variables (roles).
+func newHarnessEnv(t *testing.T, chains string, extraEnv map[string]string) *harness {
+	t.Helper()
 	clk := clock.NewFake(t0)
 	emu := emulator.New(emulator.Options{Clock: clk})
 	for name, flavor := range map[string]string{"groq": "groq", "gemini": "gemini", "cerebras": "cerebras", "openrouter": "openrouter"} {
@@ -107,7 +113,12 @@ func newHarness(t *testing.T, chains string) *harness {
 	es := httptest.NewServer(emu)
 	t.Cleanup(es.Close)
 	yaml := "data_dir: " + t.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(emulatedProviders, "EMU", es.URL) + chains
-	env := func(k string) string { return testKeys[k] }
+	env := func(k string) string {
+		if v, ok := extraEnv[k]; ok {
+			return v
+		}
+		return testKeys[k]
+	}
 	plan, err := config.Parse("test.yaml", []byte(yaml), env)
 	if err != nil {
 		t.Fatalf("config: %v", err)
