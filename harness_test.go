@@ -17,8 +17,10 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/metrics"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/state"
+	"github.com/tollfree/tollfree/status"
 )
 
 // t0 is the fake clock's start: a weekday morning in UTC.
@@ -124,7 +126,7 @@ func newHarnessEnv(t *testing.T, chains string, extraEnv map[string]string) *har
 		t.Fatalf("config: %v", err)
 	}
 	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: recs})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: recs, Metrics: newMetrics})
 	if err != nil {
 		t.Fatalf("tollfree.New: %v", err)
 	}
@@ -144,6 +146,11 @@ func newHarnessEnv(t *testing.T, chains string, extraEnv map[string]string) *har
 
 // inflight is how many requests the gateway is serving now.
 func (h *harness) inflight() int { return int(h.active.Load()) }
+
+// newMetrics builds Prometheus metrics as cmd/tollfree does.
+func newMetrics(p *config.Plan, s *status.Source) tollfree.Metrics {
+	return metrics.New(metrics.Options{Plan: p, Status: s})
+}
 
 // reply is what a caller saw.
 type reply struct {

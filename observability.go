@@ -1,21 +1,105 @@
 package tollfree
 
 import (
+	"context"
 	"net/http"
+	"time"
 
+	"github.com/tollfree/tollfree/admin"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/stats"
+	"github.com/tollfree/tollfree/status"
+	"github.com/tollfree/tollfree/statuspage"
 )
+
+// Metrics is what exports the gateway's figures (package metrics, for
+// Prometheus). The library does not build one itself, so that embedding
+// tollfree does not pull Prometheus in: cmd/tollfree passes
+// Options.Metrics.
+type Metrics interface {
+	route.Recorder
+	httpapi.Observer
+	Handler() http.Handler
+}
+
+// observability is what watches the gateway (issue 6): live statistics, the
+// status snapshot, and optionally metrics. It sees every attempt as a
+// route.Recorder and every request as an httpapi.Observer. Nothing here runs
+// on the request path beyond those counters; snapshots are worked out when
+// someone looks.
+type observability struct {
+	stats   *stats.Stats
+	status  *status.Source
+	metrics Metrics // nil without Options.Metrics
+}
+
+var _ httpapi.Observer = (*observability)(nil)
 
 // recorders returns what must see every attempt besides the call log
 // (live statistics, metrics). It runs before the router is built.
-// Filled in by the status page work (issue 6).
 func (g *Gateway) recorders(o *Options) []route.Recorder {
-	return nil
+	st := stats.New(o.Plan)
+	src := status.New(status.Options{Plan: o.Plan, Store: g.store, Budget: g.budget, Stats: st, Clock: o.Clock})
+	g.obs = &observability{stats: st, status: src}
+	recs := []route.Recorder{st}
+	if o.Metrics != nil {
+		g.obs.metrics = o.Metrics(o.Plan, src)
+		recs = append(recs, g.obs.metrics)
+	}
+	return recs
 }
 
 // handlers returns the operator's handlers to mount beside the API (status
 // page, admin API, metrics), by ServeMux pattern. It runs after the router
-// is built. Filled in by the status page work (issue 6).
+// is built.
 func (g *Gateway) handlers(o *Options) map[string]http.Handler {
-	return nil
+	page := statuspage.New(statuspage.Options{Status: g.obs.status, Logger: o.Logger})
+	adm := admin.New(admin.Options{Plan: o.Plan, Store: g.store, Prober: g.router, Token: o.Plan.AdminToken, Clock: o.Clock, Logger: o.Logger})
+	h := map[string]http.Handler{
+		"/status":      page.HTML(),
+		"/status.json": page.JSON(),
+		"/admin/":      adm,
+	}
+	if g.obs.metrics != nil {
+		h["/metrics"] = g.obs.metrics.Handler()
+	}
+	return h
+}
+
+// MetricsFunc builds the gateway's Metrics from its plan and its status
+// source (metrics.New in cmd/tollfree).
+type MetricsFunc func(p *config.Plan, s *status.Source) Metrics
+
+// Status returns what every chain, route and provider is doing now: the
+// snapshot behind /status and /status.json.
+func (g *Gateway) Status(ctx context.Context) (*status.Snapshot, error) {
+	return g.obs.status.Snapshot(ctx)
+}
+
+// Request records one request of chain that ended with outcome (one of
+// httpapi's Outcome constants) after d.
+func (o *observability) Request(chain, outcome string, d time.Duration) {
+	if o.metrics != nil {
+		o.metrics.Request(chain, outcome, d)
+	}
+	if outcome == httpapi.OutcomeFallback || outcome == httpapi.OutcomeFailed {
+		o.stats.Unanswered(chain, d)
+	}
+}
+
+// CacheHit records a request of chain answered from the cache.
+func (o *observability) CacheHit(chain string) {
+	if o.metrics != nil {
+		o.metrics.CacheHit(chain)
+	}
+	o.stats.Cached(chain)
+}
+
+// FallbackServed records a fallback answer of chain of the given kind.
+func (o *observability) FallbackServed(chain, kind string) {
+	if o.metrics != nil {
+		o.metrics.FallbackServed(chain, kind)
+	}
 }

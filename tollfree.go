@@ -38,6 +38,7 @@ import (
 	"github.com/tollfree/tollfree/provider/openaicompat"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/search"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/state/memstore"
 )
@@ -62,6 +63,9 @@ type Options struct {
 	Extra map[string]http.Handler
 	// Health adds lines to /healthz.
 	Health func() map[string]string
+	// Metrics, when set, builds the Prometheus metrics served on /metrics
+	// (cmd/tollfree passes metrics.New).
+	Metrics MetricsFunc
 	// CacheBackend stores cached answers for chains with a cache_ttl.
 	// Default: memory (64 MiB, least recently used first) over disk under
 	// Plan.DataDir. Pass a cache/rediscache backend to share the cache.
@@ -79,6 +83,7 @@ type Gateway struct {
 	log     *calllog.Writer
 	cache   *cache.Cache
 	handler *httpapi.Server
+	obs     *observability // status, stats, metrics (observability.go)
 }
 
 // New builds a Gateway from a plan.
@@ -152,6 +157,11 @@ func New(o Options) (*Gateway, error) {
 			log.Warn("response cache: served as a miss", "err", err)
 		}})
 	}
+	searchers, err := openSearch(o.Plan)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
 	extra := g.handlers(&o)
 	for p, h := range o.Extra {
 		if extra == nil {
@@ -159,7 +169,8 @@ func New(o Options) (*Gateway, error) {
 		}
 		extra[p] = h
 	}
-	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health, Cache: g.cache})
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health, Cache: g.cache,
+		Observer: g.obs, Search: searchers})
 	return g, nil
 }
 
@@ -178,6 +189,30 @@ func Upstreams(p *config.Plan, client *http.Client) map[string]route.Upstream {
 		}
 	}
 	return ups
+}
+
+// openSearch opens the content index of every chain whose fallback is a
+// keyword search. Chains naming the same content share one index.
+func openSearch(p *config.Plan) (map[string]httpapi.Searcher, error) {
+	out := make(map[string]httpapi.Searcher)
+	byPath := make(map[string]*search.Index)
+	for _, name := range p.ChainOrder {
+		ch := p.Chains[name]
+		if ch.Fallback.Kind != config.FallbackSearch {
+			continue
+		}
+		ix := byPath[ch.Fallback.Content]
+		if ix == nil {
+			var err error
+			ix, err = search.Open(ch.Fallback.Content, search.Options{})
+			if err != nil {
+				return nil, fmt.Errorf("tollfree: chain %s: opening its search fallback: %w", name, err)
+			}
+			byPath[ch.Fallback.Content] = ix
+		}
+		out[name] = ix
+	}
+	return out, nil
 }
 
 func usesCache(p *config.Plan) bool {

@@ -45,6 +45,7 @@ func (s *Server) chatCached(w http.ResponseWriter, r *http.Request, id string, c
 		s.fail(w, r, ch, req, err)
 		return
 	}
+	outcome := OutcomeCached
 	switch {
 	case hit:
 		w.Header().Set(HeaderCache, "hit")
@@ -54,13 +55,16 @@ func (s *Server) chatCached(w http.ResponseWriter, r *http.Request, id string, c
 		s.recordHit(id, ch, e)
 	default:
 		w.Header().Set(HeaderCache, "miss")
+		outcome = OutcomeAnswered
 	}
+	s.obs.Request(ch.Name, outcome, 0)
 	rt := s.plan.Routes[e.Route]
 	s.writeAnswer(w, id, ch, rt, entryResponse(e))
 }
 
 // recordHit writes the call-log line of an answer that cost no call.
 func (s *Server) recordHit(id string, ch *config.Chain, e *cache.Entry) {
+	s.obs.CacheHit(ch.Name)
 	a := &route.Attempt{RequestID: id, Chain: ch.Name, Route: e.Route, Start: s.clock.Now(), Status: http.StatusOK, Class: failure.OK, Cached: true}
 	if rt := s.plan.Routes[e.Route]; rt != nil {
 		a.Provider, a.Model = rt.Provider.Name, rt.Model
@@ -85,6 +89,7 @@ func (s *Server) serveCachedStream(w http.ResponseWriter, id string, ch *config.
 		w.Header().Set(HeaderRoute, rt.ID)
 	}
 	s.recordHit(id, ch, e)
+	s.obs.Request(ch.Name, OutcomeCached, 0)
 	writeStreamHeaders(w)
 	name := s.modelName(ch, rt)
 	cid := chatID(id)

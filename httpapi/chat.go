@@ -69,12 +69,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.chatCached(w, r, id, ch, req, key)
 		return
 	}
+	start := s.clock.Now()
 	res, err := s.router.Chat(r.Context(), ch.Name, id, req)
 	if err != nil {
 		s.fail(w, r, ch, req, err)
 		return
 	}
 	s.writeAnswer(w, id, ch, res.Route, res.Response)
+	s.obs.Request(ch.Name, OutcomeAnswered, s.clock.Now().Sub(start))
 }
 
 // writeAnswer writes a whole answer as a chat.completion.
@@ -119,10 +121,16 @@ func splitThink(s string) (content, reasoning string) {
 }
 
 // fail answers a request no route answered: with the caller's own error,
-// the chain's fallback, or an error with Retry-After.
+// the chain's fallback, or an error with Retry-After. It tells the observer
+// how the request ended.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, req *llm.Request, err error) {
+	outcome := s.failOutcome(w, r, ch, req, err)
+	s.obs.Request(ch.Name, outcome, 0)
+}
+
+func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.Chain, req *llm.Request, err error) string {
 	if r.Context().Err() != nil {
-		return // the caller went away; nobody is listening
+		return OutcomeCancelled // the caller went away; nobody is listening
 	}
 	var ce *route.CallerError
 	var ex *route.ExhaustedError
@@ -138,34 +146,62 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, 
 			code = "content_filter"
 		}
 		writeError(w, status, ce.Route+": "+ce.Message, "invalid_request_error", "", code)
+		return OutcomeRejected
 	case errors.As(err, &tl):
 		writeError(w, http.StatusBadRequest, tl.Error(), "invalid_request_error", "messages", "context_length_exceeded")
+		return OutcomeRejected
 	case errors.As(err, &ex):
-		if ch.Fallback.Kind == config.FallbackMessage {
-			s.fallbackMessage(w, ch, req)
-			return
+		if ch.Fallback.Kind == config.FallbackSearch {
+			if ix := s.search[ch.Name]; ix != nil {
+				if text, ok := ix.Answer(lastUser(req)); ok {
+					s.fallbackText(w, ch, req, "search", text)
+					s.obs.FallbackServed(ch.Name, "search")
+					return OutcomeFallback
+				}
+			}
+		}
+		if ch.Fallback.Kind != config.FallbackError && ch.Fallback.Message != "" {
+			s.fallbackText(w, ch, req, "message", ch.Fallback.Message)
+			s.obs.FallbackServed(ch.Name, "message")
+			return OutcomeFallback
 		}
 		if !ex.RetryAt.IsZero() {
 			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), ex.RetryAt))
 		}
 		writeError(w, http.StatusServiceUnavailable, ex.Error(), "server_error", "", "no_route_available")
+		s.obs.FallbackServed(ch.Name, "error")
+		return OutcomeFailed
 	case errors.Is(err, context.Canceled):
+		return OutcomeCancelled
 	default:
 		s.log.Error("chat failed", "chain", ch.Name, "err", err)
 		writeError(w, http.StatusBadGateway, "the gateway could not complete the request; see its log for the cause", "server_error", "", "gateway_error")
+		return OutcomeFailed
 	}
 }
 
-// fallbackMessage answers with the chain's fixed message, marked as a
-// fallback in a header so that a program can tell.
-func (s *Server) fallbackMessage(w http.ResponseWriter, ch *config.Chain, req *llm.Request) {
-	w.Header().Set(HeaderFallback, "message")
-	resp := &llm.Response{Content: ch.Fallback.Message, FinishReason: "stop"}
+// lastUser returns the text of the last user message: the question a
+// search fallback answers.
+func lastUser(req *llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// fallbackText answers with a fallback's text (the chain's fixed message,
+// or a search result), marked as a fallback in a header so that a program
+// can tell.
+func (s *Server) fallbackText(w http.ResponseWriter, ch *config.Chain, req *llm.Request, kind, text string) {
+	w.Header().Set(HeaderFallback, kind)
+	resp := &llm.Response{Content: text, FinishReason: "stop"}
 	now := s.clock.Now().Unix()
 	id := chatID(w.Header().Get(HeaderRequestID))
 	if req.Stream {
 		writeStreamHeaders(w)
-		b := openai.AppendChunk(nil, id, ch.Name, now, llm.Chunk{Role: "assistant", Content: ch.Fallback.Message}, false)
+		b := openai.AppendChunk(nil, id, ch.Name, now, llm.Chunk{Role: "assistant", Content: text}, false)
 		b = openai.AppendChunk(b, id, ch.Name, now, llm.Chunk{FinishReason: "stop"}, false)
 		if req.IncludeUsage {
 			b = openai.AppendUsageChunk(b, id, ch.Name, now, llm.Usage{})

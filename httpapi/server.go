@@ -36,7 +36,43 @@ type Options struct {
 	Health func() map[string]string
 	// Cache is the response cache; nil disables caching.
 	Cache *cache.Cache
+	// Observer counts requests, cache hits and fallbacks (metrics, live
+	// statistics); nil counts nothing.
+	Observer Observer
+	// Search answers for chains whose fallback is a keyword search, by
+	// chain name.
+	Search map[string]Searcher
 }
+
+// Observer is told how each request ended. Outcomes are a closed
+// vocabulary: the Outcome constants.
+type Observer interface {
+	Request(chain, outcome string, d time.Duration)
+	CacheHit(chain string)
+	FallbackServed(chain, kind string)
+}
+
+// Searcher answers a question from the content when no route can (seed 000:
+// "a plain keyword search over the same content answers instead").
+type Searcher interface {
+	Answer(query string) (text string, ok bool)
+}
+
+// The outcomes of a request, as told to the Observer.
+const (
+	OutcomeAnswered  = "answered"
+	OutcomeCached    = "cached"
+	OutcomeFallback  = "fallback"
+	OutcomeFailed    = "failed"
+	OutcomeRejected  = "rejected"
+	OutcomeCancelled = "cancelled"
+)
+
+type nopObserver struct{}
+
+func (nopObserver) Request(string, string, time.Duration) {}
+func (nopObserver) CacheHit(string)                       {}
+func (nopObserver) FallbackServed(string, string)         {}
 
 // Server serves the API. It is safe for concurrent use.
 type Server struct {
@@ -46,6 +82,8 @@ type Server struct {
 	log    *slog.Logger
 	health func() map[string]string
 	cache  *cache.Cache
+	obs    Observer
+	search map[string]Searcher
 	mux    *http.ServeMux
 	ids    idSource
 	keys   [][]byte
@@ -61,7 +99,10 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, cache: o.Cache, mux: http.NewServeMux()}
+	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, cache: o.Cache, obs: o.Observer, search: o.Search, mux: http.NewServeMux()}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
 	s.ids.init()
 	for _, k := range o.Plan.GatewayKeys {
 		if k != "" {

@@ -2,6 +2,7 @@ package route
 
 import (
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tollfree/tollfree/config"
@@ -9,59 +10,107 @@ import (
 	"github.com/tollfree/tollfree/quota"
 )
 
+// What a route that thinks before answering (config.Route.Reasoning) gets
+// that others do not (seed 004: "Reasoning models can think for a minute
+// before saying anything ... Heavy requests get a longer timeout and a much
+// larger token budget, since thinking tokens count against max_tokens").
+const (
+	// reasoningTimeoutFactor multiplies the chain's attempt timeout for a
+	// thinking route without a timeout of its own: 20s becomes 60s. For a
+	// stream it is the wait for the first token. A route's own timeout
+	// (models: {id: {timeout: 90s}}) is used as set.
+	reasoningTimeoutFactor = 3
+	// minReserve is the room kept for the answer when checking a request
+	// that set no max_tokens against a route's context.
+	minReserve = 256
+)
+
+// attemptTimeout is the timeout of one attempt of rt on ch, before it is
+// clipped to the chain's deadline: the route's own, else the chain's, times
+// reasoningTimeoutFactor for a thinking route.
+func attemptTimeout(rt *config.Route, ch *config.Chain) time.Duration {
+	if rt.Timeout > 0 {
+		return rt.Timeout
+	}
+	if rt.Reasoning {
+		return ch.AttemptTimeout * reasoningTimeoutFactor
+	}
+	return ch.AttemptTimeout
+}
+
 // keepExchanges keeps the system messages and the last n user turns with
 // what followed each (seed 000 sends only the last two exchanges). n == 0
-// keeps everything. The request is copied, never modified.
-func keepExchanges(req *llm.Request, n int) *llm.Request {
+// keeps everything. The request is copied, never modified; note says what
+// was dropped ("" when nothing was).
+func keepExchanges(req *llm.Request, n int) (out *llm.Request, note string) {
 	if n <= 0 {
-		return req
+		return req, ""
 	}
-	users := 0
-	cut := -1
+	// start is the n-th user turn from the end: the first exchange kept.
+	users, start := 0, -1
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == "user" {
-			users++
-			if users == n+1 {
-				cut = i
+			if users++; users == n {
+				start = i
 				break
 			}
 		}
 	}
-	if cut < 0 {
-		return req
+	if start <= 0 {
+		return req, ""
 	}
-	out := *req
-	out.Messages = make([]llm.Message, 0, len(req.Messages))
+	cp := *req
+	cp.Messages = make([]llm.Message, 0, len(req.Messages))
 	for i, m := range req.Messages {
-		if i <= cut && m.Role != "system" && m.Role != "developer" {
+		if i < start && m.Role != "system" && m.Role != "developer" {
 			continue
 		}
-		out.Messages = append(out.Messages, m)
+		cp.Messages = append(cp.Messages, m)
 	}
-	return &out
+	if len(cp.Messages) == len(req.Messages) {
+		return req, ""
+	}
+	return &cp, fmt.Sprintf("kept the last %d exchanges: %d earlier messages dropped", n, len(req.Messages)-len(cp.Messages))
 }
 
 // outputReserve is the room kept for the answer when checking a request
-// against a route's context.
+// against a route's context: what the caller asked for (capped by the
+// route's max_output), else minReserve.
 func outputReserve(req *llm.Request, rt *config.Route) int {
 	n := req.MaxTokens
-	if rt.MaxOutput > 0 && (n == 0 || n > rt.MaxOutput) {
+	if rt.MaxOutput > 0 && n > rt.MaxOutput {
 		n = rt.MaxOutput
 	}
 	if n == 0 {
-		n = 256
+		n = minReserve
 	}
 	return n
 }
 
 // fit returns the request as it may be sent to rt: as is when it fits the
 // route's context (or the context is unknown), with the system prompt cut
-// when the chain allows it, or not at all. cut describes what was cut.
-func fit(req *llm.Request, est int, rt *config.Route, ch *config.Chain) (*llm.Request, string, bool) {
+// when the chain allows it (seed 001: the small safety-net route gets a
+// condensed context rather than a refusal), or not at all (ok false: the
+// route is too small for this request). cut says what was cut. Without
+// ch.TrimSystem nothing is ever cut. The request is then adjusted to the
+// route's output settings (see forRoute). req is never modified.
+func fit(req *llm.Request, est int, rt *config.Route, ch *config.Chain) (out *llm.Request, cut string, ok bool) {
+	out, cut, ok = trimToContext(req, est, rt, ch)
+	if !ok {
+		return req, "", false
+	}
+	if out != req {
+		est = quota.Estimate(out)
+	}
+	return forRoute(out, est, rt), cut, true
+}
+
+func trimToContext(req *llm.Request, est int, rt *config.Route, ch *config.Chain) (*llm.Request, string, bool) {
 	if rt.MaxContext <= 0 {
 		return req, "", true
 	}
-	over := est + outputReserve(req, rt) - rt.MaxContext
+	reserve := outputReserve(req, rt)
+	over := est + reserve - rt.MaxContext
 	if over <= 0 {
 		return req, "", true
 	}
@@ -81,16 +130,60 @@ func fit(req *llm.Request, est int, rt *config.Route, ch *config.Chain) (*llm.Re
 	sys := req.Messages[si].Content
 	sysTokens := quota.Estimate(&llm.Request{Messages: []llm.Message{{Role: "system", Content: sys}}})
 	if sysTokens <= over {
-		return req, "", false
+		return req, "", false // even without its system prompt it would not fit
 	}
-	keep := len(sys) * (sysTokens - over) / sysTokens
-	keep = keep * 95 / 100 // the estimate is not exact: leave a little room
-	cutText := truncate(sys, keep)
 	out := *req
 	out.Messages = append([]llm.Message(nil), req.Messages...)
-	out.Messages[si].Content = cutText
-	out.Messages[si].Parts = nil
-	return &out, fmt.Sprintf("system prompt cut from %d to %d bytes", len(sys), len(cutText)), true
+	keep := len(sys)
+	// The estimate is not linear in bytes (the framing, words against
+	// punctuation), so cut, measure, and cut again while still over.
+	for range 6 {
+		keep = keep * (sysTokens - over) / sysTokens
+		keep = keep * 97 / 100 // leave a little room for the estimate's error
+		out.Messages[si].Content = truncate(sys, keep)
+		out.Messages[si].Parts = nil
+		if quota.Estimate(&out)+reserve <= rt.MaxContext {
+			cutText := out.Messages[si].Content
+			return &out, fmt.Sprintf("system prompt cut from %d to %d bytes to fit a context of %d tokens", len(sys), len(cutText), rt.MaxContext), true
+		}
+		sysTokens = quota.Estimate(&llm.Request{Messages: []llm.Message{{Role: "system", Content: out.Messages[si].Content}}})
+		over = quota.Estimate(&out) + reserve - rt.MaxContext
+		keep = len(out.Messages[si].Content)
+		if sysTokens <= over {
+			break
+		}
+	}
+	return req, "", false
+}
+
+// forRoute applies the route's output settings: max_tokens capped by its
+// max_output, and, for a thinking route where the caller set none, raised
+// to its whole max_output (within what its context leaves): thinking
+// tokens count against max_tokens, so a small default can be spent on
+// thinking and leave an empty answer (seed 004). A thinking route without a
+// declared max_output keeps the provider's default, which for the free
+// tiers' thinking models is their whole output; sending a smaller number
+// would cut answers (Gemini 2.5 Flash answers up to 65,536 tokens).
+func forRoute(req *llm.Request, est int, rt *config.Route) *llm.Request {
+	n := req.MaxTokens
+	switch {
+	case n > 0 && rt.MaxOutput > 0 && n > rt.MaxOutput:
+		n = rt.MaxOutput
+	case n == 0 && rt.Reasoning && rt.MaxOutput > 0:
+		n = rt.MaxOutput
+		if rt.MaxContext > 0 && est+n > rt.MaxContext {
+			n = rt.MaxContext - est
+			if n < minReserve {
+				n = 0 // leave it to the provider
+			}
+		}
+	}
+	if n == req.MaxTokens {
+		return req
+	}
+	out := *req
+	out.MaxTokens = n
+	return &out
 }
 
 // truncate cuts s to at most n bytes on a character boundary (seed 004: a
@@ -106,4 +199,15 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// joinCut joins what was cut from a request for the call log.
+func joinCut(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }

@@ -8,21 +8,28 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
-	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
 )
 
+// errStalled is the cause an attempt's context is cancelled with when its
+// stream went silent for longer than the chain's idle timeout.
 var errStalled = errors.New("the stream went silent")
 
 // Stream answers req on the chain as a stream. The routes race for the
-// first token (the attempt timeout is a first-token timeout); once a route
-// has sent one, the returned stream belongs to it. A stream that breaks
-// after that is continued on the next route that can continue a partial
-// answer, or ends with a *BrokenError.
+// first token exactly as Chat races for an answer: failover, hedging and
+// rests are the same walk, and the attempt timeout is a first-token timeout
+// (seed 003: "time out on the first token rather than the whole response").
+// Once a route has sent one, the returned stream belongs to it. A stream
+// that then breaks (cut without a finish, silent for longer than the
+// chain's idle timeout, an error event) is continued on the next eligible
+// route that can continue a partial answer (config.Route.CanContinue), or
+// ends with a *BrokenError.
 func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request) (*RoutedStream, error) {
 	w, err := r.newWalk(ctx, chain, id, req, true)
 	if err != nil {
@@ -33,47 +40,68 @@ func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request)
 		return nil, err
 	}
 	win.timer.Stop()
-	s := &RoutedStream{w: w, o: win, Route: win.route, pending: &win.first}
+	s := &RoutedStream{w: w, o: win, Route: win.route, pending: &win.first, tried: map[*config.Route]bool{win.route: true}}
 	return s, nil
 }
 
 // BrokenError ends a stream that broke after its first token and that no
 // route could continue. The caller has a partial answer and must be told so.
+// It names the break itself, never a continuation a route refused.
 type BrokenError struct {
 	Route   string
 	Class   failure.Class
 	Message string
+	// Parts is how many parts were streamed, continuations included.
+	Parts int
 }
 
 func (e *BrokenError) Error() string {
-	return fmt.Sprintf("the answer from %s broke off (%s) and no route could continue it: %s", e.Route, e.Class, e.Message)
+	return fmt.Sprintf("the answer from %s broke off (%s: %s) and no route could continue it", e.Route, e.Class, e.Message)
 }
 
-// RoutedStream is a chain's streamed answer. Next and Close may be called
-// from different goroutines; Next from one at a time.
+// RoutedStream is a chain's streamed answer, possibly in several parts
+// from several routes. Next is for one goroutine at a time; Close may be
+// called from any.
 type RoutedStream struct {
 	w *walk
 	// Route is the route that sent the first token.
 	Route *config.Route
 
-	o       *outcome
+	// Owned by the goroutine calling Next.
+	o       *outcome // the part being streamed
 	pending *llm.Chunk
-	text    strings.Builder
-	usage   llm.Usage
-	known   bool
-	parts   int
+	text    strings.Builder // the answer so far, every part
+	parts   int             // parts before the current one
+	tried   map[*config.Route]bool
+	part    partUsage   // the current part
+	done    []partUsage // the parts before it
 
-	mu     sync.Mutex // guards idle, closed, ended
-	idle   interface{ Stop() bool }
-	closed bool
-	ended  bool
+	last atomic.Int64 // when the stream last spoke, unix nanoseconds
+
+	mu         sync.Mutex // guards idle, cancelIdle, closed, ended
+	idle       interface{ Stop() bool }
+	cancelIdle context.CancelCauseFunc // the current part's
+	closed     bool
+	ended      bool
 }
 
-// Header returns the first route's response header.
+// partUsage is what one part reported, or how long its text was.
+type partUsage struct {
+	usage llm.Usage
+	known bool
+	bytes int // answer and reasoning text streamed
+}
+
+// Header returns the response header of the route streaming now.
 func (s *RoutedStream) Header() http.Header { return s.o.stream.Header() }
 
+// Parts returns how many parts the answer has had so far: 1, plus one per
+// continuation on another route.
+func (s *RoutedStream) Parts() int { return s.parts + 1 }
+
 // Next returns the next chunk, io.EOF at the clean end of the answer, or an
-// error when the answer broke and could not be continued.
+// error when the answer broke and could not be continued (a *BrokenError),
+// or the caller went away (the context's error).
 func (s *RoutedStream) Next() (llm.Chunk, error) {
 	if s.pending != nil {
 		c := *s.pending
@@ -82,46 +110,51 @@ func (s *RoutedStream) Next() (llm.Chunk, error) {
 		s.armIdle()
 		return c, nil
 	}
-	for {
-		c, err := s.o.stream.Next()
-		if err == nil {
-			s.armIdle()
-			s.track(c)
-			return c, nil
-		}
-		s.stopIdle()
-		if err == io.EOF {
-			s.end(true)
-			return llm.Chunk{}, io.EOF
-		}
-		v := s.judge(err)
-		s.o.stream.Close()
-		s.o.err = err
-		s.w.settle(s.o, v)
+	c, err := s.o.stream.Next()
+	if err == nil {
+		s.armIdle()
+		s.track(c)
+		return c, nil
+	}
+	s.stopIdle()
+	if err == io.EOF {
+		s.end(true)
+		return llm.Chunk{}, io.EOF
+	}
+	v := s.judge(err)
+	s.o.stream.Close()
+	s.o.err = err
+	s.w.settle(s.o, v)
+	if s.w.parent.Err() != nil {
+		s.end(false)
+		return llm.Chunk{}, s.w.parent.Err()
+	}
+	broken := &BrokenError{Route: s.o.route.ID, Class: v.Class, Message: v.Message}
+	first, ok := s.continueOn()
+	if !ok {
+		broken.Parts = s.parts + 1
+		s.end(false)
 		if s.w.parent.Err() != nil {
-			s.end(false)
 			return llm.Chunk{}, s.w.parent.Err()
 		}
-		first, ok := s.continueOn()
-		if !ok {
-			s.end(false)
-			return llm.Chunk{}, &BrokenError{Route: s.o.route.ID, Class: v.Class, Message: v.Message}
-		}
-		first.Role = ""
-		s.track(first)
-		s.armIdle()
-		return first, nil
+		return llm.Chunk{}, broken
 	}
+	first.Role = ""
+	s.track(first)
+	s.armIdle()
+	return first, nil
 }
 
+// judge decides what broke a stream that had started: the idle timer
+// first, then a caller that went away, then the error itself. A break the
+// classifier would call ok or empty is the route's fault all the same.
 func (s *RoutedStream) judge(err error) failure.Verdict {
 	if s.o.ctx.Err() != nil {
-		switch context.Cause(s.o.ctx) {
-		case errStalled:
-			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "the stream went silent for " + s.w.ch.IdleTimeout.String()}
-		}
 		if s.w.parent.Err() != nil {
 			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"}
+		}
+		if context.Cause(s.o.ctx) == errStalled {
+			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "the stream went silent for " + s.w.ch.IdleTimeout.String()}
 		}
 	}
 	v := failure.Classify(err, s.w.r.clock.Now())
@@ -133,34 +166,71 @@ func (s *RoutedStream) judge(err error) failure.Verdict {
 
 func (s *RoutedStream) track(c llm.Chunk) {
 	s.text.WriteString(c.Content)
+	s.part.bytes += len(c.Content) + len(c.Reasoning)
 	if c.Usage != nil {
-		if s.parts == 0 {
-			s.usage.PromptTokens = c.Usage.PromptTokens
-		}
-		s.usage.CompletionTokens += c.Usage.CompletionTokens
-		s.usage.ReasoningTokens += c.Usage.ReasoningTokens
-		s.usage.TotalTokens = s.usage.PromptTokens + s.usage.CompletionTokens
-		s.known = true
+		s.part.usage, s.part.known = *c.Usage, true
 	}
 }
 
-// Usage returns the usage reported so far, summed over the parts.
-func (s *RoutedStream) Usage() (llm.Usage, bool) { return s.usage, s.known }
+// Usage returns the answer's usage over all its parts: the first part's
+// prompt tokens and every part's completion tokens. Where a part reported
+// none (a stream cut before its usage, an upstream that sends none), its
+// tokens are estimated; exact is true only when every part reported.
+func (s *RoutedStream) Usage() (u llm.Usage, exact bool) {
+	exact = true
+	for i, p := range append(append([]partUsage(nil), s.done...), s.part) {
+		if !p.known {
+			exact = false
+			if i == 0 {
+				u.PromptTokens = s.w.est
+			}
+			u.CompletionTokens += (p.bytes + 3) / 4
+			continue
+		}
+		if i == 0 {
+			u.PromptTokens = p.usage.PromptTokens
+			u.CachedTokens = p.usage.CachedTokens
+		}
+		u.CompletionTokens += p.usage.CompletionTokens
+		u.ReasoningTokens += p.usage.ReasoningTokens
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u, exact
+}
 
-// armIdle (re)starts the idle timer: a stream silent longer than the chain's
-// idle timeout is broken.
+// armIdle notes that the stream just spoke. One timer per stream checks,
+// when it fires, how long the stream has been silent, and either breaks it
+// (silent longer than the chain's idle timeout) or waits for the rest: a
+// chunk costs a clock read, not a timer.
 func (s *RoutedStream) armIdle() {
 	d := s.w.ch.IdleTimeout
 	if d <= 0 {
 		return
 	}
-	cancel := s.o.cancel
+	s.last.Store(s.w.r.clock.Now().UnixNano())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.idle != nil {
-		s.idle.Stop()
+	s.cancelIdle = s.o.cancel
+	if s.idle == nil && !s.closed {
+		s.idle = s.w.r.clock.AfterFunc(d, s.idleCheck)
 	}
-	s.idle = s.w.r.clock.AfterFunc(d, func() { cancel(errStalled) })
+}
+
+// idleCheck runs when the idle timer fires.
+func (s *RoutedStream) idleCheck() {
+	d := s.w.ch.IdleTimeout
+	silent := time.Duration(s.w.r.clock.Now().UnixNano() - s.last.Load())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle == nil {
+		return // stopped meanwhile
+	}
+	if silent >= d {
+		s.idle = nil
+		s.cancelIdle(errStalled)
+		return
+	}
+	s.idle = s.w.r.clock.AfterFunc(d-silent, s.idleCheck)
 }
 
 func (s *RoutedStream) stopIdle() {
@@ -172,34 +242,49 @@ func (s *RoutedStream) stopIdle() {
 	}
 }
 
-// continueOn asks the next route that can continue a partial answer to
-// finish it. It returns that route's first chunk.
+// continueOn asks the next eligible route that can continue a partial
+// answer to finish it: the conversation with the answer so far as a
+// trailing assistant message marked Prefix. It returns that route's first
+// chunk. A route that refuses or fails is settled like any attempt and the
+// next one is tried; none of their errors reaches the caller.
 func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 	w := s.w
-	partial := s.text.String()
-	req := *w.req
-	req.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: partial, Prefix: true})
+	base := *w.req
+	base.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: s.text.String(), Prefix: true})
+	est := quota.Estimate(&base)
 	for _, rt := range w.order {
-		if !rt.CanContinue || rt == s.o.route {
+		if !rt.CanContinue || s.tried[rt] {
 			continue
 		}
 		if _, skip := w.ineligible(rt); skip {
 			continue
 		}
+		req, cut, fits := fit(&base, est, rt, w.ch)
+		if !fits {
+			continue
+		}
 		var res *quota.Reservation
 		if w.r.budget != nil {
 			var err error
-			res, err = w.reserve(rt, &req)
-			if err != nil {
-				continue
+			if res, err = w.reserve(rt, req); err != nil {
+				var ex *quota.ExhaustedError
+				if errors.As(err, &ex) {
+					continue
+				}
+				res = nil // the store failed: call the route anyway, as launchNext does
 			}
 		}
-		s.parts++
+		s.tried[rt] = true
+		// A continuation gets a whole first-token timeout even when the
+		// chain's deadline has passed: the caller is already reading.
+		if now := w.r.clock.Now(); w.deadline.Before(now.Add(attemptTimeout(rt, w.ch))) {
+			w.deadline = now.Add(attemptTimeout(rt, w.ch))
+		}
 		w.results = make(chan *outcome, 1)
-		w.launch(rt, &req, "", res, false)
+		w.launch(rt, req, joinCut(w.kept, cut), res, false)
 		o := <-w.results
 		delete(w.inflight, rt)
-		o.part = s.parts
+		o.part = s.parts + 1
 		if o.err != nil {
 			w.settle(o, w.judge(o))
 			if w.parent.Err() != nil {
@@ -208,13 +293,17 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 			continue
 		}
 		o.timer.Stop()
+		s.parts++
+		s.done = append(s.done, s.part)
+		s.part = partUsage{}
 		s.o = o
 		return o.first, true
 	}
 	return llm.Chunk{}, false
 }
 
-// end records the last part once.
+// end records the last part once: as the answer when ok, and releases its
+// context.
 func (s *RoutedStream) end(ok bool) {
 	s.mu.Lock()
 	if s.ended {
@@ -224,13 +313,13 @@ func (s *RoutedStream) end(ok bool) {
 	s.ended = true
 	s.mu.Unlock()
 	if ok {
-		s.w.r.finishOK(s.w, s.o, s.usage, s.known, s.o.stream.Header(), s.o.start)
+		s.w.r.finishOK(s.w, s.o, s.part.usage, s.part.known, s.o.stream.Header(), s.o.start)
 	}
 	s.o.cancel(context.Canceled)
 }
 
 // Close releases the stream. A stream closed before its end (the caller
-// went away) is recorded as cancelled.
+// went away) is recorded as cancelled. It is safe to call more than once.
 func (s *RoutedStream) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -250,5 +339,3 @@ func (s *RoutedStream) Close() error {
 	}
 	return nil
 }
-
-var _ = provider.Call{}

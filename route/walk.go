@@ -37,7 +37,8 @@ type walk struct {
 
 	start    time.Time
 	deadline time.Time
-	est      int // estimated input tokens of req
+	est      int    // estimated input tokens of req
+	kept     string // what keepExchanges dropped, for the call log
 
 	order      []*config.Route
 	next       int
@@ -89,9 +90,9 @@ func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request
 		return nil, fmt.Errorf("route: %w %q", ErrUnknownChain, chain)
 	}
 	now := r.clock.Now()
-	req = keepExchanges(req, ch.KeepExchanges)
+	req, kept := keepExchanges(req, ch.KeepExchanges)
 	w := &walk{
-		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx,
+		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx, kept: kept,
 		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
 		order:      r.ordered(ch),
 		provFailed: make(map[string]bool),
@@ -235,7 +236,7 @@ func (w *walk) launchNext(hedge bool) bool {
 				w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
 			}
 		}
-		w.launch(rt, req, cut, res, hedge)
+		w.launch(rt, req, joinCut(w.kept, cut), res, hedge)
 		return true
 	}
 	return false
@@ -305,10 +306,7 @@ func ProviderKey(name string) string { return "provider:" + name }
 // or the caller going away; each with its own cause.
 func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota.Reservation, hedge bool) {
 	now := w.r.clock.Now()
-	timeout := rt.Timeout
-	if timeout == 0 {
-		timeout = w.ch.AttemptTimeout
-	}
+	timeout := attemptTimeout(rt, w.ch)
 	cause := context.DeadlineExceeded
 	if left := w.deadline.Sub(now); left < timeout {
 		timeout, cause = left, errChainDeadline
@@ -389,7 +387,7 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 // returns an error when the failure belongs to the caller.
 func (w *walk) failed(o *outcome) error {
 	v := w.judge(o)
-	w.settle(o, v)
+	until := w.settle(o, v)
 	rt := o.route
 	switch {
 	case v.Class == failure.BadRequest,
@@ -400,13 +398,13 @@ func (w *walk) failed(o *outcome) error {
 	case v.Scope == failure.ScopeProvider:
 		w.provFailed[rt.Provider.Name] = true
 	}
-	w.failures = append(w.failures, Skip{Route: rt.ID, Reason: v.Class.String()})
+	w.failures = append(w.failures, Skip{Route: rt.ID, Reason: v.Class.String(), Until: until})
 	return nil
 }
 
 // settle records an attempt that did not win, rests what it caused, and
-// settles its budget.
-func (w *walk) settle(o *outcome, v failure.Verdict) {
+// settles its budget. It returns the end of the rest it caused, if any.
+func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
 	r := w.r
 	rt := o.route
 	now := r.clock.Now()
@@ -448,6 +446,7 @@ func (w *walk) settle(o *outcome, v failure.Verdict) {
 		}
 	}
 	r.record(a)
+	return a.RestUntil
 }
 
 // abandon cancels every attempt still in flight and hands their outcomes to

@@ -21,6 +21,8 @@ import (
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
+	"github.com/tollfree/tollfree/metrics"
+	"github.com/tollfree/tollfree/status"
 )
 
 const usage = `tollfree keeps an AI feature answering on free LLM tiers.
@@ -84,6 +86,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 type usageError struct{ error }
 
+// newMetrics builds the Prometheus metrics served on /metrics.
+func newMetrics(p *config.Plan, s *status.Source) tollfree.Metrics {
+	return metrics.New(metrics.Options{Plan: p, Status: s})
+}
+
 // loadPlan reads the config named by path, or tollfree.yaml when it exists,
 // or builds the default plan from the environment.
 func loadPlan(path string) (*config.Plan, error) {
@@ -116,10 +123,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	path := fs.String("config", "", "config file (default tollfree.yaml if present, else built-in presets)")
 	listen := fs.String("listen", "", "listen address (overrides the config's listen)")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiler (/debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060; off when empty")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if *pprofAddr != "" {
+		stopProfiler, err := serveProfiler(*pprofAddr, stdout)
+		if err != nil {
+			return err
+		}
+		defer stopProfiler()
+	}
 	plan, err := loadPlan(*path)
 	if err != nil {
 		return err
@@ -132,7 +147,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeStore()
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Store: st, Logger: logger, Health: health})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Store: st, Logger: logger, Health: health, Metrics: newMetrics})
 	if err != nil {
 		return err
 	}

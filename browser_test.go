@@ -1,0 +1,214 @@
+package tollfree_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/status"
+)
+
+// updateScreenshot retakes docs/status.png (also TOLLFREE_UPDATE_SCREENSHOT=1).
+var updateScreenshot = flag.Bool("update-screenshot", false, "retake docs/status.png from the browser test")
+
+// chromiumPath is where Debian's chromium package puts the browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// findChromium returns the browser, installing Debian's package when it is
+// missing and apt-get can run. It fails the test under CI and skips it,
+// saying why, anywhere else without a browser.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{chromiumPath, "chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	why := "no chromium at " + chromiumPath
+	if apt, err := exec.LookPath("apt-get"); err == nil && os.Geteuid() == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, apt, "install", "-y", "-qq", "chromium")
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			if path, err := exec.LookPath(chromiumPath); err == nil {
+				return path
+			}
+		}
+		why += "; apt-get install -y chromium did not provide it: " + lastLine(out)
+	} else {
+		why += " and apt-get cannot install it here (needs root and apt-get)"
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("browser test: %s; CI must run it (.ci/run installs chromium)", why)
+	}
+	t.Skipf("SKIPPED browser test: %s. Install it with: apt-get install -y chromium", why)
+	return ""
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+// newBrowser starts headless Chromium with a fresh profile and returns a
+// context for its tab, bounded to 30 seconds.
+func newBrowser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	path := findChromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc()
+	})
+	// The first Do starts the browser; it must not carry the timeout, which
+	// would stop the browser with it.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(bctx, 30*time.Second)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
+// pageStates reads the state every route card shows.
+func pageStates(t *testing.T, ctx context.Context) map[string]string {
+	t.Helper()
+	js := `Object.fromEntries([...document.querySelectorAll('[data-route]')].map(e => [e.dataset.route, e.dataset.state]))`
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](js))
+	if err != nil {
+		t.Fatalf("reading the page: %v", err)
+	}
+	return got
+}
+
+// TestStatusPageInBrowser loads /status in headless Chromium: the states it
+// renders are the routes' real states, and its pause and resume buttons
+// act on the gateway. With -update-screenshot (or
+// TOLLFREE_UPDATE_SCREENSHOT=1) it also retakes docs/status.png, on the
+// wall clock so that the latencies shown are real.
+func TestStatusPageInBrowser(t *testing.T) {
+	shot := *updateScreenshot || os.Getenv("TOLLFREE_UPDATE_SCREENSHOT") != ""
+	var h *harness
+	if shot {
+		h = statusHarness(t, true, clock.Real{}, map[string]time.Duration{
+			"groq/llama-3.3-70b-versatile": 240 * time.Millisecond, "groq/llama-3.1-8b-instant": 90 * time.Millisecond,
+			"gemini/gemini-2.5-flash-lite": 610 * time.Millisecond, "cerebras/gpt-oss-120b": 130 * time.Millisecond,
+		})
+		for range 6 {
+			h.ask("answer")
+		}
+		h.ask("small")
+	} else {
+		h = newStatusHarness(t, true)
+		h.ask("small")
+	}
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+	h.ask("answer")
+	h.emu.Script("groq", "llama-3.1-8b-instant", emulator.Step{Kind: emulator.RateDay, RetryAfter: 5 * time.Hour})
+	h.ask("small")
+
+	ctx := newBrowser(t, 1280, 900)
+	const gem = "gemini/gemini-2.5-flash-lite"
+	sel := func(route, state string) string { return `[data-route="` + route + `"][data-state="` + state + `"]` }
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(h.srv.URL+"/status"),
+		chromedp.WaitVisible(chromedp.CSS(sel("groq/llama-3.3-70b-versatile", status.Resting))),
+	); err != nil {
+		t.Fatalf("loading /status: %v", err)
+	}
+	got := pageStates(t, ctx)
+	for _, r := range h.snapshot().Routes {
+		if got[r.ID] != r.State {
+			t.Errorf("page shows %s as %q; its real state is %q", r.ID, got[r.ID], r.State)
+		}
+	}
+	for id, w := range map[string]string{"groq/llama-3.3-70b-versatile": status.Resting, "groq/llama-3.1-8b-instant": status.Exhausted,
+		"mistral/mistral-small-latest": status.Disabled, gem: status.Ready} {
+		if got[id] != w {
+			t.Errorf("page shows %s as %q, want %q", id, got[id], w)
+		}
+	}
+
+	// Pause gemini by hand from the page: the page shows it paused, the
+	// gateway has it paused, and the next request does not call it.
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("token"), adminToken),
+		chromedp.Click(chromedp.CSS(sel(gem, status.Ready)+` button[data-act="pause"]`)),
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Paused))),
+	); err != nil {
+		t.Fatalf("pausing from the page: %v", err)
+	}
+	if r := routeOf(t, h.snapshot(), gem); r.State != status.Paused || r.Rest == nil || r.Rest.Class != "paused" {
+		t.Fatalf("after clicking pause, %s is %q (%+v), want paused by hand", gem, r.State, r.Rest)
+	}
+	calls := h.emu.Calls("gemini", "gemini-2.5-flash-lite")
+	if reply := h.ask("answer"); reply.status != 200 {
+		t.Fatalf("asking with gemini paused: %d %s", reply.status, reply.body)
+	}
+	if n := h.emu.Calls("gemini", "gemini-2.5-flash-lite"); n != calls {
+		t.Errorf("gemini called %d times while paused, want 0", n-calls)
+	}
+	if shot {
+		takeScreenshot(t, ctx, h)
+	}
+
+	// Resume it from the page.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(sel(gem, status.Paused)+` button[data-act="resume"]`)),
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Ready))),
+	); err != nil {
+		t.Fatalf("resuming from the page: %v", err)
+	}
+	if r := routeOf(t, h.snapshot(), gem); r.State != status.Ready {
+		t.Errorf("after clicking resume, %s is %q, want ready", gem, r.State)
+	}
+}
+
+// takeScreenshot writes docs/status.png: the whole page at a laptop width.
+func takeScreenshot(t *testing.T, ctx context.Context, h *harness) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(h.srv.URL+"/status"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-route]`)),
+	); err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.MkdirAll("docs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("docs", "status.png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", path, len(png))
+}

@@ -1,0 +1,46 @@
+// Package search owns the content fallback: when every route of a chain is
+// resting or out of budget (DESIGN.md "fallback"), or the site is past its
+// daily cap (seed 000: "past which it answers by search alone"), a plain
+// keyword search over the site's own pages answers instead, so the feature
+// never simply breaks. Seed 003 asks the same of its assistant: answer
+// how-to questions from the best-matching page of the guide, and say
+// plainly that it cannot act right now.
+//
+// Open reads a folder of Markdown, plain-text and HTML pages into an
+// immutable in-memory index of sections (pages split at their headings).
+// Search ranks sections by BM25, with a light English stemmer, stop words,
+// and case and accent folding. Answer turns the best one to three sections
+// into a short reply that says the assistant is resting. Version hashes
+// the content for the response cache, so editing a page retires every
+// cached answer.
+//
+// # Why it is hand-written
+//
+// The job is small: a few hundred pages, read once at start, queried with a
+// visitor's question. The Go libraries that do full-text search were
+// considered and none fits a library that must stay light:
+//
+//   - bleve (blevesearch/bleve/v2) indexes any Go value with analyzers,
+//     facets and an on-disk scorch segment format; it pulls in dozens of
+//     modules (roaring bitmaps, vellum, bbolt, segment codecs) for what is
+//     here one map and a few slices, and its in-memory index still goes
+//     through that machinery.
+//   - bluge (blugelabs/bluge), bleve's successor, scores with BM25 but is
+//     built on the same segment stack and has seen little maintenance.
+//   - small BM25 packages (covrom/bm25s; the bm25 packages inside
+//     plexusone/omniretrieve, deagy/recall, tevfik/gleann) score strings
+//     handed to them: none reads a folder, strips HTML or Markdown, splits
+//     pages at headings, folds accents, or picks a snippet, which is most of
+//     this package; each is a young single-author module, and several sit in
+//     larger modules pulled in whole.
+//
+// Taking one on would add a module to everyone's build for about a fifth of
+// the work. This package is a few hundred lines of standard library.
+//
+// # Limits
+//
+// Folding covers case everywhere and diacritics of Latin-1 and Latin
+// Extended-A letters (and any decomposed accent); stemming is English only.
+// Han and kana text is matched character by character. It is a keyword
+// search, not an answer: it finds the passage, it does not read it.
+package search

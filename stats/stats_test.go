@@ -1,0 +1,112 @@
+package stats
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/route"
+)
+
+func testPlan() *config.Plan {
+	a := &config.Route{ID: "p/a"}
+	b := &config.Route{ID: "p/b"}
+	return &config.Plan{
+		Routes: map[string]*config.Route{"p/a": a, "p/b": b},
+		Chains: map[string]*config.Chain{"c": {Name: "c", Routes: []*config.Route{a, b}}},
+	}
+}
+
+var t0 = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+
+func TestFailoverAndRates(t *testing.T) {
+	s := New(testPlan())
+	at := func(id, rt string, c failure.Class, start, lat time.Duration, hedge bool) {
+		s.RecordAttempt(&route.Attempt{RequestID: id, Chain: "c", Route: rt, Class: c, Start: t0.Add(start), Latency: lat, Hedge: hedge})
+	}
+	at("r1", "p/a", failure.OK, 0, 100*time.Millisecond, false)                   // first attempt answers
+	at("r2", "p/a", failure.Overloaded, 0, 50*time.Millisecond, false)            // fails over...
+	at("r2", "p/b", failure.OK, 50*time.Millisecond, 200*time.Millisecond, false) // ...to b: 250 ms in all
+	at("r3", "p/b", failure.OK, 0, 300*time.Millisecond, true)                    // a hedge wins
+	at("r3", "p/a", failure.Cancelled, 0, 3*time.Second, false)                   // the loser: no figure
+	at("r4", "p/a", failure.BadRequest, 0, 10*time.Millisecond, false)            // the caller's fault
+	s.Unanswered("c", time.Second)
+
+	a, _ := s.Route("p/a")
+	if a.Attempts != 4 || a.OK != 1 || a.Recent != 3 {
+		t.Errorf("route a: attempts %d ok %d recent %d, want 4 1 3", a.Attempts, a.OK, a.Recent)
+	}
+	if a.SuccessRate != 0.5 { // ok / (ok + overloaded); bad_request not judged
+		t.Errorf("route a success = %v, want 0.5", a.SuccessRate)
+	}
+	if got, want := a.FailoverRate, 1.0/3; got != want {
+		t.Errorf("route a failover = %v, want %v", got, want)
+	}
+	if a.LastError != failure.BadRequest || !a.LastErrorAt.Equal(t0.Add(10*time.Millisecond)) {
+		t.Errorf("route a last error %v at %v, want bad_request at +10ms", a.LastError, a.LastErrorAt)
+	}
+	c, _ := s.Chain("c")
+	if c.Answered != 3 || c.Failovers != 2 || c.Unanswered != 1 {
+		t.Errorf("chain: answered %d failovers %d unanswered %d, want 3 2 1", c.Answered, c.Failovers, c.Unanswered)
+	}
+	if c.SuccessRate != 0.75 || c.FailoverRate != 2.0/3 {
+		t.Errorf("chain: success %v failover %v, want 0.75 and 2/3", c.SuccessRate, c.FailoverRate)
+	}
+	if c.Latency.P50 != 250*time.Millisecond || c.Latency.P95 != 300*time.Millisecond || c.Latency.Samples != 3 {
+		t.Errorf("chain latency %+v, want p50 250ms p95 300ms over 3", c.Latency)
+	}
+	if _, ok := s.Route("nope"); ok {
+		t.Errorf("Route of a route outside the plan: ok")
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	tests := []struct {
+		name     string
+		ms       []uint32
+		p50, p95 time.Duration
+	}{
+		{"none", nil, 0, 0},
+		{"one", []uint32{7}, 7 * time.Millisecond, 7 * time.Millisecond},
+		{"1 to 100", func() []uint32 {
+			var out []uint32
+			for i := 100; i >= 1; i-- {
+				out = append(out, uint32(i))
+			}
+			return out
+		}(), 50 * time.Millisecond, 95 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := percentiles(tt.ms)
+			if got.P50 != tt.p50 || got.P95 != tt.p95 {
+				t.Errorf("p50 %v p95 %v, want %v %v", got.P50, got.P95, tt.p50, tt.p95)
+			}
+		})
+	}
+}
+
+// TestWindowKeepsRecent checks that rates forget what fell out of the ring.
+func TestWindowKeepsRecent(t *testing.T) {
+	s := New(testPlan())
+	for range Window {
+		s.RecordAttempt(&route.Attempt{Route: "p/a", Class: failure.Timeout})
+	}
+	for range Window {
+		s.RecordAttempt(&route.Attempt{Route: "p/a", Class: failure.OK, Latency: time.Millisecond})
+	}
+	a, _ := s.Route("p/a")
+	if a.SuccessRate != 1 || a.Recent != Window || a.Attempts != 2*Window {
+		t.Errorf("success %v recent %d attempts %d, want 1, %d, %d", a.SuccessRate, a.Recent, a.Attempts, Window, 2*Window)
+	}
+}
+
+// TestRecordDoesNotAllocate keeps the request path lean.
+func TestRecordDoesNotAllocate(t *testing.T) {
+	s := New(testPlan())
+	ok := &route.Attempt{RequestID: "r", Chain: "c", Route: "p/a", Class: failure.OK, Latency: time.Millisecond}
+	if n := testing.AllocsPerRun(1000, func() { s.RecordAttempt(ok) }); n != 0 {
+		t.Errorf("RecordAttempt of an answer: %v allocations, want 0", n)
+	}
+}

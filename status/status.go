@@ -1,0 +1,416 @@
+// Package status owns the answer to "what is every chain, route and
+// provider doing right now": a Snapshot, worked out on demand from the plan,
+// the rests and pauses in the state store, the quota book's windows and the
+// live figures of package stats. The status page, /status.json, the admin
+// API's replies and the metrics' gauges are all read from it, so they never
+// disagree.
+//
+// A route is in exactly one state, the first that applies:
+//
+//	disabled   the route or its provider cannot be called (no key)
+//	paused     a hand paused the route or its provider; until lifted, or
+//	           until the time the pause was given
+//	exhausted  today's quota is spent: a rate_day rest, or a daily window
+//	           (requests or tokens per day, the route's or its provider's)
+//	           counted full; until the reset
+//	resting    an automatic rest of the route or its provider; until when
+//	           and why (the failure class)
+//	ready      none of the above
+//
+// A Snapshot holds no key, prompt or answer text: only names from the plan,
+// failure classes, counts, times, and the redacted short reasons the router
+// stored with each rest.
+package status
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/state"
+	"github.com/tollfree/tollfree/stats"
+)
+
+// The route and provider states.
+const (
+	Ready     = "ready"
+	Resting   = "resting"
+	Paused    = "paused"
+	Exhausted = "exhausted"
+	Disabled  = "disabled"
+)
+
+// The chain states.
+const (
+	ChainReady    = "ready"    // its first enabled route is ready
+	ChainDegraded = "degraded" // a later route is ready
+	ChainDown     = "down"     // no route is ready: the fallback answers
+)
+
+// ClassPaused is the Class of a rest set by hand.
+const ClassPaused = "paused"
+
+// Budget is what the status needs of the quota book; *quota.Book
+// implements it.
+type Budget interface {
+	Left(ctx context.Context, r *config.Route) (quota.Left, error)
+}
+
+// Options configure a Source. Plan and Store are required.
+type Options struct {
+	Plan  *config.Plan
+	Store state.Store
+	// Budget may be nil: no windows are shown.
+	Budget Budget
+	// Stats may be nil: no rates or latencies are shown.
+	Stats *stats.Stats
+	// Clock defaults to the wall clock.
+	Clock clock.Clock
+}
+
+// Source works out Snapshots. It is safe for concurrent use and does
+// nothing until asked.
+type Source struct {
+	o Options
+}
+
+// New returns a Source.
+func New(o Options) *Source {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	return &Source{o: o}
+}
+
+// Plan returns the plan the source describes.
+func (s *Source) Plan() *config.Plan { return s.o.Plan }
+
+// Snapshot is everything the status page shows. Its JSON form is
+// /status.json.
+type Snapshot struct {
+	Now time.Time `json:"now"`
+	// Admin reports whether the admin actions are on (an admin token is
+	// configured).
+	Admin     bool       `json:"admin"`
+	Chains    []Chain    `json:"chains"`
+	Routes    []Route    `json:"routes"`
+	Providers []Provider `json:"providers"`
+	// Problems lists what could not be read (the state store down): the
+	// snapshot is then partial.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Chain is one chain.
+type Chain struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Routes are the chain's route IDs, in order.
+	Routes []string `json:"routes"`
+	// Ready is how many of its routes are ready.
+	Ready    int    `json:"ready"`
+	Fallback string `json:"fallback"`
+	Figures
+	Answered   uint64 `json:"answered"`
+	Unanswered uint64 `json:"unanswered"`
+	Failovers  uint64 `json:"failovers"`
+	Cached     uint64 `json:"cached"`
+}
+
+// Figures are the rates and latencies over recent traffic (see package
+// stats for what each means). Absent rates mean no traffic yet.
+type Figures struct {
+	Recent       int      `json:"recent"`
+	SuccessRate  *float64 `json:"success_rate,omitempty"`
+	FailoverRate *float64 `json:"failover_rate,omitempty"`
+	P50MS        int64    `json:"p50_ms"`
+	P95MS        int64    `json:"p95_ms"`
+	Samples      int      `json:"latency_samples"`
+}
+
+// Rest is why a route or provider is not ready, and until when.
+type Rest struct {
+	// Key is the rest's key: the route ID, "provider:<name>", or the
+	// budget window ("rpd", "provider:tpd") that is spent.
+	Key   string `json:"key"`
+	Class string `json:"class"`
+	// Until is when it ends; absent: until a hand lifts it.
+	Until *time.Time `json:"until,omitempty"`
+	Since *time.Time `json:"since,omitempty"`
+	// Reason is the short, redacted reason stored with the rest.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Window is one budget window: Limit 0 means none is known.
+type Window struct {
+	Used    int64      `json:"used"`
+	Limit   int64      `json:"limit"`
+	Resets  *time.Time `json:"resets,omitempty"`
+	Learned bool       `json:"learned,omitempty"`
+}
+
+// Full reports whether the window has a limit and has reached it.
+func (w Window) Full() bool { return w.Limit > 0 && w.Used >= w.Limit }
+
+// Fraction is Used over Limit, between 0 and 1; 0 without a limit.
+func (w Window) Fraction() float64 {
+	if w.Limit <= 0 {
+		return 0
+	}
+	return min(float64(w.Used)/float64(w.Limit), 1)
+}
+
+// Windows are the four windows of a route or provider.
+type Windows struct {
+	RPM Window `json:"rpm"`
+	RPD Window `json:"rpd"`
+	TPM Window `json:"tpm"`
+	TPD Window `json:"tpd"`
+}
+
+// Any reports whether any window has a limit or a count.
+func (w Windows) Any() bool {
+	for _, x := range [...]Window{w.RPM, w.RPD, w.TPM, w.TPD} {
+		if x.Limit > 0 || x.Used > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Route is one route.
+type Route struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	State    string `json:"state"`
+	// Rest says why the route is not ready (nil when ready); Disabled
+	// routes carry their reason here with class "disabled".
+	Rest *Rest `json:"rest,omitempty"`
+	// Budget is the route's own windows; ProviderBudget its provider's
+	// account-wide ones.
+	Budget         Windows `json:"budget"`
+	ProviderBudget Windows `json:"provider_budget"`
+	Figures
+	Attempts uint64 `json:"attempts"`
+	OK       uint64 `json:"ok"`
+	// LastError is the class of the route's last failed attempt, and when.
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+	Chains      []string   `json:"chains"`
+}
+
+// Provider is one provider account.
+type Provider struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	Rest  *Rest  `json:"rest,omitempty"`
+	// Routes are its route IDs in the plan.
+	Routes []string `json:"routes"`
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func restOf(r state.Rest) *Rest {
+	return &Rest{Key: r.Key, Class: r.Class, Until: timePtr(r.Until), Since: timePtr(r.Since), Reason: r.Reason}
+}
+
+// Snapshot works out the state of everything now. A store that cannot
+// answer leaves a partial snapshot with a Problem; the error is returned
+// only when ctx ended.
+func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
+	p := s.o.Plan
+	now := s.o.Clock.Now()
+	snap := &Snapshot{Now: now, Admin: p.AdminToken != ""}
+	rests := map[string]state.Rest{}
+	rs, err := s.o.Store.Rests(ctx, now)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("status: reading rests: %w", ctx.Err())
+		}
+		snap.Problems = append(snap.Problems, "rests and pauses could not be read from the state store")
+	}
+	for _, r := range rs {
+		if r.Active(now) {
+			rests[r.Key] = r
+		}
+	}
+	chainsOf := make(map[string][]string, len(p.Routes))
+	for _, name := range p.ChainOrder {
+		for _, rt := range p.Chains[name].Routes {
+			chainsOf[rt.ID] = append(chainsOf[rt.ID], name)
+		}
+	}
+	byID := make(map[string]*Route, len(p.RouteOrder))
+	budgetFailed := false
+	snap.Routes = make([]Route, 0, len(p.RouteOrder))
+	for _, id := range p.RouteOrder {
+		rt := p.Routes[id]
+		if rt == nil {
+			continue
+		}
+		r := Route{ID: id, Provider: rt.Provider.Name, Model: rt.Model, Chains: chainsOf[id]}
+		if s.o.Budget != nil {
+			left, err := s.o.Budget.Left(ctx, rt)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("status: reading budgets: %w", ctx.Err())
+				}
+				budgetFailed = true
+			}
+			r.Budget, r.ProviderBudget = windows(left.Route), windows(left.Provider)
+		}
+		r.State, r.Rest = routeState(rt, r, rests)
+		s.figures(&r)
+		snap.Routes = append(snap.Routes, r)
+	}
+	if budgetFailed {
+		snap.Problems = append(snap.Problems, "budget counts could not be read from the state store")
+	}
+	for i := range snap.Routes {
+		byID[snap.Routes[i].ID] = &snap.Routes[i]
+	}
+	for _, name := range p.ProviderOrder {
+		pr := p.Providers[name]
+		if pr == nil {
+			continue
+		}
+		out := Provider{Name: name, State: Ready}
+		for _, id := range p.RouteOrder {
+			if p.Routes[id].Provider == pr {
+				out.Routes = append(out.Routes, id)
+			}
+		}
+		switch r, ok := rests[route.ProviderKey(name)]; {
+		case pr.Disabled:
+			out.State, out.Rest = Disabled, &Rest{Key: route.ProviderKey(name), Class: Disabled, Reason: pr.DisabledReason}
+		case ok && r.Manual:
+			out.State, out.Rest = Paused, restOf(r)
+		case ok && r.Class == "rate_day":
+			out.State, out.Rest = Exhausted, restOf(r)
+		case ok:
+			out.State, out.Rest = Resting, restOf(r)
+		}
+		snap.Providers = append(snap.Providers, out)
+	}
+	for _, name := range p.ChainOrder {
+		ch := p.Chains[name]
+		c := Chain{Name: name, State: ChainDown, Fallback: fallbackName(ch.Fallback.Kind)}
+		firstEnabled := true
+		for _, rt := range ch.Routes {
+			c.Routes = append(c.Routes, rt.ID)
+			r := byID[rt.ID]
+			if r == nil || r.State == Disabled {
+				continue
+			}
+			if r.State == Ready {
+				c.Ready++
+				if firstEnabled {
+					c.State = ChainReady
+				} else if c.State == ChainDown {
+					c.State = ChainDegraded
+				}
+			}
+			firstEnabled = false
+		}
+		if s.o.Stats != nil {
+			if st, ok := s.o.Stats.Chain(name); ok {
+				c.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
+				c.Answered, c.Unanswered, c.Failovers, c.Cached = st.Answered, st.Unanswered, st.Failovers, st.Cached
+			}
+		}
+		snap.Chains = append(snap.Chains, c)
+	}
+	return snap, nil
+}
+
+func (s *Source) figures(r *Route) {
+	if s.o.Stats == nil {
+		return
+	}
+	st, ok := s.o.Stats.Route(r.ID)
+	if !ok {
+		return
+	}
+	r.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
+	r.Attempts, r.OK = st.Attempts, st.OK
+	if !st.LastErrorAt.IsZero() {
+		r.LastError, r.LastErrorAt = st.LastError.String(), timePtr(st.LastErrorAt)
+	}
+}
+
+func figures(recent int, has bool, success, failover float64, lat stats.Latency) Figures {
+	f := Figures{Recent: recent, P50MS: lat.P50.Milliseconds(), P95MS: lat.P95.Milliseconds(), Samples: lat.Samples}
+	if has {
+		f.SuccessRate, f.FailoverRate = &success, &failover
+	}
+	return f
+}
+
+// routeState decides a route's state (see the package doc).
+func routeState(rt *config.Route, r Route, rests map[string]state.Rest) (string, *Rest) {
+	if rt.Disabled {
+		return Disabled, &Rest{Key: rt.ID, Class: Disabled, Reason: rt.DisabledReason}
+	}
+	own, ownOK := rests[rt.ID]
+	prov, provOK := rests[route.ProviderKey(rt.Provider.Name)]
+	switch {
+	case ownOK && own.Manual:
+		return Paused, restOf(own)
+	case provOK && prov.Manual:
+		return Paused, restOf(prov)
+	}
+	for _, x := range []struct {
+		r  state.Rest
+		ok bool
+	}{{own, ownOK}, {prov, provOK}} {
+		if x.ok && x.r.Class == "rate_day" {
+			return Exhausted, restOf(x.r)
+		}
+	}
+	for _, w := range []struct {
+		key string
+		w   Window
+	}{{"rpd", r.Budget.RPD}, {"tpd", r.Budget.TPD}, {"provider:rpd", r.ProviderBudget.RPD}, {"provider:tpd", r.ProviderBudget.TPD}} {
+		if w.w.Full() {
+			return Exhausted, &Rest{Key: w.key, Class: "budget", Until: w.w.Resets, Reason: "today's " + w.key + " budget is spent"}
+		}
+	}
+	switch {
+	case ownOK && provOK:
+		if prov.Until.After(own.Until) {
+			return Resting, restOf(prov)
+		}
+		return Resting, restOf(own)
+	case ownOK:
+		return Resting, restOf(own)
+	case provOK:
+		return Resting, restOf(prov)
+	}
+	return Ready, nil
+}
+
+func windows(b quota.Budget) Windows {
+	w := func(x quota.Window) Window {
+		return Window{Used: x.Used, Limit: x.Limit, Resets: timePtr(x.Resets), Learned: x.Learned}
+	}
+	return Windows{RPM: w(b.RPM), RPD: w(b.RPD), TPM: w(b.TPM), TPD: w(b.TPD)}
+}
+
+func fallbackName(k config.FallbackKind) string {
+	switch k {
+	case config.FallbackMessage:
+		return "message"
+	case config.FallbackSearch:
+		return "search"
+	}
+	return "error"
+}

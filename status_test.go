@@ -1,0 +1,592 @@
+package tollfree_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tollfree/tollfree"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/metrics"
+	"github.com/tollfree/tollfree/status"
+)
+
+// adminToken is the admin token of the status tests' gateways.
+const adminToken = "adm_status_test_token_7f3a"
+
+// statusConfig is the config the status tests run: three providers in
+// front of the emulator, Mistral without a key (its route is disabled),
+// and a Groq model with a daily budget of two requests.
+const statusConfig = `
+admin_token: ${TOLLFREE_ADMIN_TOKEN}
+providers:
+  groq:     {preset: groq,     base_url: EMU/groq/v1,       api_key: ${GROQ_API_KEY},
+             models: {"llama-3.1-8b-instant": {rpd: 2}}}
+  gemini:   {preset: gemini,   base_url: EMU/gemini/v1beta, api_key: ${GEMINI_API_KEY}}
+  cerebras: {preset: cerebras, base_url: EMU/cerebras/v1,   api_key: ${CEREBRAS_API_KEY}}
+  mistral:  {preset: mistral,  base_url: EMU/mistral/v1,    api_key: ${MISTRAL_API_KEY}}
+chains:
+  answer:
+    routes: [groq/llama-3.3-70b-versatile, gemini/gemini-2.5-flash-lite, cerebras/gpt-oss-120b, mistral/mistral-small-latest]
+    attempt_timeout: 8s
+    deadline: 25s
+  small:
+    routes: [groq/llama-3.1-8b-instant, cerebras/gpt-oss-120b]
+    attempt_timeout: 8s
+    deadline: 25s
+`
+
+// newStatusHarness is newHarness on statusConfig, with the admin token set
+// when admin is true.
+func newStatusHarness(t *testing.T, admin bool) *harness {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	h := statusHarness(t, admin, clk, nil)
+	h.clk = clk
+	return h
+}
+
+// statusHarness builds a status harness on clk, the emulated models
+// answering after latency[route ID] (on clk). Its clk field is left nil.
+func statusHarness(t *testing.T, admin bool, clk clock.Clock, latency map[string]time.Duration) *harness {
+	t.Helper()
+	emu := emulator.New(emulator.Options{Clock: clk})
+	for _, p := range []string{"groq", "gemini", "cerebras"} {
+		emu.AddProvider(emulator.Provider{Name: p, Flavor: p, Key: testKeys[strings.ToUpper(p)+"_API_KEY"]})
+	}
+	for _, m := range []struct{ p, id string }{
+		{"groq", "llama-3.3-70b-versatile"}, {"groq", "llama-3.1-8b-instant"},
+		{"gemini", "gemini-2.5-flash-lite"}, {"cerebras", "gpt-oss-120b"},
+	} {
+		emu.AddModel(m.p, emulator.Model{ID: m.id, Latency: latency[m.p+"/"+m.id]})
+	}
+	es := httptest.NewServer(emu)
+	t.Cleanup(es.Close)
+	yaml := "data_dir: " + t.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(statusConfig, "EMU", es.URL)
+	env := func(k string) string {
+		if k == "TOLLFREE_ADMIN_TOKEN" && admin {
+			return adminToken
+		}
+		return testKeys[k]
+	}
+	plan, err := config.Parse("status.yaml", []byte(yaml), env)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	recs := &attempts{}
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: recs, Metrics: newMetrics})
+	if err != nil {
+		t.Fatalf("tollfree.New: %v", err)
+	}
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		gw.Close()
+	})
+	return &harness{t: t, emu: emu, gw: gw, srv: srv, recs: recs, plan: plan, store: gw.Store()}
+}
+
+// get fetches path from the gateway.
+func (h *harness) get(path string) reply {
+	h.t.Helper()
+	resp, err := http.Get(h.srv.URL + path)
+	if err != nil {
+		h.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// snapshot fetches /status.json.
+func (h *harness) snapshot() *status.Snapshot {
+	h.t.Helper()
+	r := h.get("/status.json")
+	if r.status != http.StatusOK {
+		h.t.Fatalf("GET /status.json: status %d: %s", r.status, r.body)
+	}
+	var s status.Snapshot
+	if err := json.Unmarshal(r.body, &s); err != nil {
+		h.t.Fatalf("/status.json does not decode: %v", err)
+	}
+	return &s
+}
+
+// routeOf returns the route id's entry of a snapshot.
+func routeOf(t *testing.T, s *status.Snapshot, id string) status.Route {
+	t.Helper()
+	for _, r := range s.Routes {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("route %s is not in /status.json", id)
+	return status.Route{}
+}
+
+// admin posts an admin action with token ("" sends none).
+func (h *harness) admin(action, token, body string) reply {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/admin/"+action, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("POST /admin/%s: %v", action, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// mustAdmin posts an admin action with the right token and wants 200.
+func (h *harness) mustAdmin(action, body string) map[string]any {
+	h.t.Helper()
+	r := h.admin(action, adminToken, body)
+	if r.status != http.StatusOK {
+		h.t.Fatalf("POST /admin/%s %s: status %d, want 200: %s", action, body, r.status, r.body)
+	}
+	return r.json(h.t)
+}
+
+// TestStatusStates scripts failures through the real server and checks that
+// /status.json tells each route's real state, why, and until when, and that
+// the page says the same.
+func TestStatusStates(t *testing.T) {
+	const (
+		big   = "groq/llama-3.3-70b-versatile"
+		small = "groq/llama-3.1-8b-instant"
+	)
+	tests := []struct {
+		name      string
+		setup     func(h *harness)
+		route     string
+		wantState string
+		wantClass string
+		wantKey   string        // the rest's key
+		wantUntil time.Duration // from t0; 0: no until (a pause) or unchecked
+		chain     string        // a chain whose state is checked
+		wantChain string
+	}{
+		{name: "ready", setup: func(h *harness) { h.ask("answer") },
+			route: big, wantState: status.Ready, chain: "answer", wantChain: status.ChainReady},
+		{name: "resting after a 503, for 30s", setup: func(h *harness) {
+			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+			h.ask("answer")
+		}, route: big, wantState: status.Resting, wantClass: "overloaded", wantKey: big, wantUntil: 30 * time.Second,
+			chain: "answer", wantChain: status.ChainDegraded},
+		{name: "a dead key rests the whole provider", setup: func(h *harness) {
+			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Unauthorized})
+			h.ask("answer")
+		}, route: small, wantState: status.Resting, wantClass: "auth", wantKey: "provider:groq", wantUntil: time.Hour,
+			chain: "small", wantChain: status.ChainDegraded},
+		{name: "out of today's quota after a daily 429", setup: func(h *harness) {
+			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.RateDay, RetryAfter: 3 * time.Hour})
+			h.ask("answer")
+		}, route: big, wantState: status.Exhausted, wantClass: "rate_day", wantKey: big, wantUntil: 3 * time.Hour},
+		{name: "out of today's quota by the day's budget", setup: func(h *harness) {
+			h.ask("small")
+			h.ask("small")
+		}, route: small, wantState: status.Exhausted, wantClass: "budget", wantKey: "rpd"},
+		{name: "paused by hand", setup: func(h *harness) {
+			h.mustAdmin("pause", `{"route":"`+big+`"}`)
+		}, route: big, wantState: status.Paused, wantClass: "paused", wantKey: big,
+			chain: "answer", wantChain: status.ChainDegraded},
+		{name: "paused by hand for a while", setup: func(h *harness) {
+			h.mustAdmin("pause", `{"route":"`+big+`","for":"2h","reason":"rotating the key"}`)
+		}, route: big, wantState: status.Paused, wantClass: "paused", wantKey: big, wantUntil: 2 * time.Hour},
+		{name: "a paused provider pauses its routes", setup: func(h *harness) {
+			h.mustAdmin("pause", `{"provider":"groq"}`)
+		}, route: small, wantState: status.Paused, wantClass: "paused", wantKey: "provider:groq"},
+		{name: "disabled without a key", setup: func(h *harness) {},
+			route: "mistral/mistral-small-latest", wantState: status.Disabled, wantClass: "disabled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStatusHarness(t, true)
+			tt.setup(h)
+			s := h.snapshot()
+			r := routeOf(t, s, tt.route)
+			if r.State != tt.wantState {
+				t.Fatalf("%s: state = %q, want %q (rest %+v)", tt.route, r.State, tt.wantState, r.Rest)
+			}
+			if tt.wantState == status.Ready {
+				if r.Rest != nil {
+					t.Errorf("ready route has a rest: %+v", r.Rest)
+				}
+			} else {
+				if r.Rest == nil {
+					t.Fatalf("%s: no rest in /status.json", tt.route)
+				}
+				if r.Rest.Class != tt.wantClass {
+					t.Errorf("rest class = %q, want %q", r.Rest.Class, tt.wantClass)
+				}
+				if tt.wantKey != "" && r.Rest.Key != tt.wantKey {
+					t.Errorf("rest key = %q, want %q", r.Rest.Key, tt.wantKey)
+				}
+				switch {
+				case tt.wantUntil != 0:
+					if r.Rest.Until == nil || !r.Rest.Until.Equal(t0.Add(tt.wantUntil)) {
+						t.Errorf("until = %v, want %v", r.Rest.Until, t0.Add(tt.wantUntil))
+					}
+				case tt.wantState == status.Paused:
+					if r.Rest.Until != nil {
+						t.Errorf("a pause set by hand ends %v, want until lifted", r.Rest.Until)
+					}
+				case tt.wantState == status.Exhausted:
+					if r.Rest.Until == nil || !r.Rest.Until.After(t0) {
+						t.Errorf("exhausted until %v, want a reset after %v", r.Rest.Until, t0)
+					}
+				}
+			}
+			if tt.chain != "" {
+				for _, c := range s.Chains {
+					if c.Name == tt.chain && c.State != tt.wantChain {
+						t.Errorf("chain %s: state %q, want %q", c.Name, c.State, tt.wantChain)
+					}
+				}
+			}
+			// The page says the same as the JSON.
+			page := string(h.get("/status").body)
+			want := `data-route="` + tt.route + `" data-state="` + tt.wantState + `"`
+			if !strings.Contains(page, want) {
+				t.Errorf("/status does not contain %s", want)
+			}
+		})
+	}
+}
+
+// TestStatusFigures checks the bars and the figures after traffic.
+func TestStatusFigures(t *testing.T) {
+	h := newStatusHarness(t, false)
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+	h.ask("answer") // groq fails over to gemini
+	h.ask("answer") // groq rests: gemini answers first
+	h.ask("small")
+	s := h.snapshot()
+	if s.Admin {
+		t.Errorf("admin = true without an admin token")
+	}
+	big := routeOf(t, s, "groq/llama-3.3-70b-versatile")
+	if big.LastError != "overloaded" || big.Attempts != 1 || big.SuccessRate == nil || *big.SuccessRate != 0 {
+		t.Errorf("groq 70b: last error %q, attempts %d, success %v; want overloaded, 1, 0", big.LastError, big.Attempts, big.SuccessRate)
+	}
+	if big.FailoverRate == nil || *big.FailoverRate != 1 {
+		t.Errorf("groq 70b: failover rate %v, want 1", big.FailoverRate)
+	}
+	gem := routeOf(t, s, "gemini/gemini-2.5-flash-lite")
+	if gem.OK != 2 || gem.Samples != 2 || gem.SuccessRate == nil || *gem.SuccessRate != 1 {
+		t.Errorf("gemini: ok %d, latency samples %d, success %v; want 2, 2, 1", gem.OK, gem.Samples, gem.SuccessRate)
+	}
+	if gem.Budget.RPD.Used != 2 || gem.Budget.RPD.Limit == 0 {
+		t.Errorf("gemini requests today: %d of %d, want 2 of a known limit", gem.Budget.RPD.Used, gem.Budget.RPD.Limit)
+	}
+	sm := routeOf(t, s, "groq/llama-3.1-8b-instant")
+	if sm.Budget.RPD.Used != 1 || sm.Budget.RPD.Limit != 2 {
+		t.Errorf("groq 8b requests today: %d of %d, want 1 of 2", sm.Budget.RPD.Used, sm.Budget.RPD.Limit)
+	}
+	if sm.Budget.RPM.Used != 1 || sm.Budget.RPM.Limit == 0 {
+		t.Errorf("groq 8b requests this minute: %d of %d, want 1 of a known limit", sm.Budget.RPM.Used, sm.Budget.RPM.Limit)
+	}
+	var answer status.Chain
+	for _, c := range s.Chains {
+		if c.Name == "answer" {
+			answer = c
+		}
+	}
+	if answer.Answered != 2 || answer.Failovers != 1 || answer.FailoverRate == nil || *answer.FailoverRate != 0.5 {
+		t.Errorf("chain answer: answered %d, failovers %d, rate %v; want 2, 1, 0.5", answer.Answered, answer.Failovers, answer.FailoverRate)
+	}
+}
+
+// TestAdminAuth covers who may act, and that nothing changes when the
+// action is refused.
+func TestAdminAuth(t *testing.T) {
+	const body = `{"route":"groq/llama-3.3-70b-versatile"}`
+	tests := []struct {
+		name       string
+		admin      bool // a token is configured
+		method     string
+		action     string
+		token      string
+		body       string
+		wantStatus int
+	}{
+		{"actions off without a configured token", false, "POST", "pause", adminToken, body, http.StatusForbidden},
+		{"no token", true, "POST", "pause", "", body, http.StatusUnauthorized},
+		{"wrong token", true, "POST", "pause", adminToken + "x", body, http.StatusUnauthorized},
+		{"short token", true, "POST", "pause", "adm", body, http.StatusUnauthorized},
+		{"GET is not an action", true, "GET", "pause", adminToken, "", http.StatusMethodNotAllowed},
+		{"unknown action", true, "POST", "reboot", adminToken, body, http.StatusNotFound},
+		{"unknown route", true, "POST", "pause", adminToken, `{"route":"groq/nope"}`, http.StatusNotFound},
+		{"unknown provider", true, "POST", "resume", adminToken, `{"provider":"nope"}`, http.StatusNotFound},
+		{"neither route nor provider", true, "POST", "pause", adminToken, `{}`, http.StatusBadRequest},
+		{"not JSON", true, "POST", "pause", adminToken, `route=x`, http.StatusBadRequest},
+		{"probing a disabled route", true, "POST", "probe", adminToken, `{"route":"mistral/mistral-small-latest"}`, http.StatusConflict},
+		{"a bad duration", true, "POST", "pause", adminToken, `{"route":"groq/llama-3.3-70b-versatile","for":"soon"}`, http.StatusBadRequest},
+		{"the right token", true, "POST", "pause", adminToken, body, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStatusHarness(t, tt.admin)
+			var got reply
+			if tt.method == "POST" {
+				got = h.admin(tt.action, tt.token, tt.body)
+			} else {
+				got = h.get("/admin/" + tt.action)
+			}
+			if got.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d: %s", got.status, tt.wantStatus, got.body)
+			}
+			_, paused := h.rest("groq/llama-3.3-70b-versatile")
+			if paused != (tt.wantStatus == http.StatusOK) {
+				t.Errorf("route paused = %v after a %d", paused, got.status)
+			}
+		})
+	}
+}
+
+// TestAdminPauseResume checks that a pause takes the route out of the next
+// request and a resume puts it back, for a route and for a provider.
+func TestAdminPauseResume(t *testing.T) {
+	tests := []struct {
+		name   string
+		target string
+	}{
+		{"route", `{"route":"groq/llama-3.3-70b-versatile"}`},
+		{"provider", `{"provider":"groq"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStatusHarness(t, true)
+			h.mustAdmin("pause", tt.target)
+			got := h.ask("answer")
+			if m := got.json(t)["model"]; m != "gemini/gemini-2.5-flash-lite" {
+				t.Errorf("paused: answered by %v, want gemini/gemini-2.5-flash-lite", m)
+			}
+			if n := h.emu.Calls("groq", "llama-3.3-70b-versatile"); n != 0 {
+				t.Errorf("paused route called %d times, want 0", n)
+			}
+			h.mustAdmin("resume", tt.target)
+			got = h.ask("answer")
+			if m := got.json(t)["model"]; m != "groq/llama-3.3-70b-versatile" {
+				t.Errorf("resumed: answered by %v, want groq/llama-3.3-70b-versatile", m)
+			}
+		})
+	}
+}
+
+// TestAdminProbe checks seed 004's rule: a probe that succeeds resumes a
+// route rested automatically, but a pause set by hand stays.
+func TestAdminProbe(t *testing.T) {
+	const big = "groq/llama-3.3-70b-versatile"
+	tests := []struct {
+		name      string
+		setup     func(h *harness)
+		probe     emulator.Step
+		target    string
+		wantCode  int
+		wantClass string
+		wantState string
+	}{
+		{"a good probe lifts an automatic rest", func(h *harness) {
+			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+			h.ask("answer")
+		}, emulator.Step{Kind: emulator.Answer}, `{"route":"` + big + `"}`, http.StatusOK, "ok", status.Ready},
+		{"a good probe of the provider lifts its auth rest", func(h *harness) {
+			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Unauthorized})
+			h.ask("answer")
+		}, emulator.Step{Kind: emulator.Answer}, `{"provider":"groq"}`, http.StatusOK, "ok", status.Ready},
+		{"a good probe leaves a pause set by hand", func(h *harness) {
+			h.mustAdmin("pause", `{"route":"`+big+`"}`)
+		}, emulator.Step{Kind: emulator.Answer}, `{"route":"` + big + `"}`, http.StatusOK, "ok", status.Paused},
+		{"a failed probe rests the route", func(h *harness) {}, emulator.Step{Kind: emulator.HighDemand},
+			`{"route":"` + big + `"}`, http.StatusBadGateway, "overloaded", status.Resting},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStatusHarness(t, true)
+			tt.setup(h)
+			h.emu.Script("groq", "llama-3.3-70b-versatile", tt.probe)
+			got := h.admin("probe", adminToken, tt.target)
+			if got.status != tt.wantCode {
+				t.Fatalf("probe: status %d, want %d: %s", got.status, tt.wantCode, got.body)
+			}
+			if c := got.json(t)["class"]; c != tt.wantClass {
+				t.Errorf("probe class = %v, want %s", c, tt.wantClass)
+			}
+			if s := routeOf(t, h.snapshot(), big).State; s != tt.wantState {
+				t.Errorf("after the probe: %s is %q, want %q", big, s, tt.wantState)
+			}
+		})
+	}
+}
+
+// TestMetrics checks /metrics after traffic: parsed with Prometheus's own
+// parser, with every label inside the closed vocabulary.
+func TestMetrics(t *testing.T) {
+	h := newStatusHarness(t, true)
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+	h.ask("answer")
+	h.ask("small")
+	h.mustAdmin("pause", `{"provider":"cerebras"}`)
+	got := h.get("/metrics")
+	if got.status != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", got.status)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(got.body))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	value := func(name string, labels map[string]string) (float64, bool) {
+		f := fams[name]
+		if f == nil {
+			return 0, false
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if have[k] != v {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue(), true
+			case m.Gauge != nil:
+				return m.Gauge.GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount()), true
+			}
+		}
+		return 0, false
+	}
+	tests := []struct {
+		name   string
+		metric string
+		labels map[string]string
+		want   float64 // -1: any positive value
+	}{
+		{"failed attempt", metrics.NameAttempts, map[string]string{"route": "groq/llama-3.3-70b-versatile", "outcome": "overloaded"}, 1},
+		{"answering attempt", metrics.NameAttempts, map[string]string{"route": "gemini/gemini-2.5-flash-lite", "outcome": "ok"}, 1},
+		{"latency observed", metrics.NameAttemptSeconds, map[string]string{"route": "gemini/gemini-2.5-flash-lite"}, 1},
+		{"no latency for a failure", metrics.NameAttemptSeconds, map[string]string{"route": "groq/llama-3.3-70b-versatile"}, 0},
+		{"rest started", metrics.NameRests, map[string]string{"key": "groq/llama-3.3-70b-versatile", "class": "overloaded"}, 1},
+		{"resting now", metrics.NameResting, map[string]string{"key": "groq/llama-3.3-70b-versatile", "class": "overloaded"}, 1},
+		{"provider paused", metrics.NameResting, map[string]string{"key": "provider:cerebras", "class": "paused"}, 1},
+		{"route state", metrics.NameRouteState, map[string]string{"route": "groq/llama-3.3-70b-versatile", "state": "resting"}, 1},
+		{"route state paused", metrics.NameRouteState, map[string]string{"route": "cerebras/gpt-oss-120b", "state": "paused"}, 1},
+		{"disabled", metrics.NameRouteState, map[string]string{"route": "mistral/mistral-small-latest", "state": "disabled"}, 1},
+		{"budget used", metrics.NameBudgetUsed, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 1},
+		{"budget left", metrics.NameBudgetLeft, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 1},
+		{"budget limit", metrics.NameBudgetLimit, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 2},
+		{"tokens counted", metrics.NameTokens, map[string]string{"route": "groq/llama-3.1-8b-instant", "direction": "out"}, -1},
+		{"cache hits ready at zero", metrics.NameCacheHits, map[string]string{"chain": "answer"}, 0},
+		{"fallbacks ready at zero", metrics.NameFallbacks, map[string]string{"chain": "answer", "kind": "message"}, 0},
+		{"requests answered", metrics.NameRequests, map[string]string{"chain": "small", "outcome": "answered"}, 1},
+		{"requests answered on answer", metrics.NameRequests, map[string]string{"chain": "answer", "outcome": "answered"}, 1},
+		{"no fallback served", metrics.NameRequests, map[string]string{"chain": "answer", "outcome": "fallback"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, ok := value(tt.metric, tt.labels)
+			if !ok {
+				t.Fatalf("%s%v is not in /metrics", tt.metric, tt.labels)
+			}
+			if tt.want >= 0 && v != tt.want {
+				t.Errorf("%s%v = %v, want %v", tt.metric, tt.labels, v, tt.want)
+			}
+			if tt.want < 0 && v <= 0 {
+				t.Errorf("%s%v = %v, want > 0", tt.metric, tt.labels, v)
+			}
+		})
+	}
+	// Every label value comes from the plan or the closed vocabulary.
+	allowed := map[string]bool{metrics.Other: true, metrics.ClassPaused: true}
+	for _, id := range h.plan.RouteOrder {
+		allowed[id] = true
+		allowed["provider:"+h.plan.Routes[id].Provider.Name] = true
+	}
+	for _, c := range h.plan.ChainOrder {
+		allowed[c] = true
+	}
+	for c := failure.OK; c <= failure.Cancelled; c++ {
+		allowed[c.String()] = true
+	}
+	for _, v := range []string{"answered", "cached", "fallback", "failed", "rejected", "cancelled", "message", "search", "error",
+		"in", "out", "rpm", "rpd", "tpm", "tpd", "ready", "resting", "paused", "exhausted", "disabled"} {
+		allowed[v] = true
+	}
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "tollfree_") {
+			t.Errorf("metric %s is not tollfree's (a global registry leaked in?)", name)
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "le" {
+					continue
+				}
+				if !allowed[l.GetValue()] {
+					t.Errorf("%s: label %s=%q is outside the vocabulary", name, l.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
+}
+
+// TestNothingSecretShows plants a recognisable prompt, answer and keys, runs
+// traffic and failures with them, and checks that none of them appears on
+// the status page, its JSON, its live part or the metrics.
+func TestNothingSecretShows(t *testing.T) {
+	const (
+		prompt = "PLANTED-PROMPT zebra quartz lantern 4417"
+		answer = "PLANTED-ANSWER ochre violin 9923"
+	)
+	h := newStatusHarness(t, true)
+	h.emu.Script("groq", "llama-3.3-70b-versatile",
+		emulator.Step{Kind: emulator.BadRequest, Text: "invalid value in '" + prompt + "'"},
+		emulator.Step{Kind: emulator.HighDemand})
+	h.emu.Script("gemini", "gemini-2.5-flash-lite", emulator.Step{Kind: emulator.Answer, Text: answer}, emulator.Step{Kind: emulator.Answer, Text: answer})
+	body := `{"model":"answer","messages":[{"role":"user","content":"` + prompt + `"}]}`
+	h.post("/v1/chat/completions", "application/json", []byte(body))
+	if got := h.post("/v1/chat/completions", "application/json", []byte(body)); !strings.Contains(string(got.body), "PLANTED-ANSWER") {
+		t.Fatalf("the planted answer did not come back (the test would prove nothing): %s", got.body)
+	}
+	h.mustAdmin("pause", `{"provider":"cerebras","reason":"maintenance"}`)
+	secrets := []string{"PLANTED-PROMPT", "zebra quartz", "PLANTED-ANSWER", "ochre violin", adminToken}
+	for _, k := range testKeys {
+		secrets = append(secrets, k)
+	}
+	for _, path := range []string{"/status", "/status?part=live", "/status.json", "/metrics"} {
+		got := h.get(path)
+		if got.status != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, got.status)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(got.body, []byte(s)) {
+				t.Errorf("GET %s shows a secret or user text (%d bytes planted)", path, len(s))
+			}
+		}
+	}
+}

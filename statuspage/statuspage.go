@@ -1,0 +1,253 @@
+// Package statuspage serves the operator's view of a running gateway:
+// /status, an HTML page embedded in the binary (one html/template file, no
+// build step, no external asset), and /status.json, the status.Snapshot it
+// is rendered from. The page refreshes itself by fetching its own live part
+// every few seconds while it is visible, and offers the admin actions
+// (package admin) when an admin token is configured and typed in.
+//
+// Nothing is worked out unless someone looks: each request reads one fresh
+// snapshot. The page shows only what a snapshot holds: names from the plan,
+// failure classes, counts, times and redacted reasons; never a key, a
+// prompt or an answer.
+package statuspage
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollfree/tollfree/status"
+)
+
+//go:embed page.html
+var files embed.FS
+
+// Snapshotter is where the page reads from; *status.Source implements it.
+type Snapshotter interface {
+	Snapshot(ctx context.Context) (*status.Snapshot, error)
+}
+
+// Options configure a Page. Status is required.
+type Options struct {
+	Status Snapshotter
+	// Refresh is how often the page refreshes itself. Default 3s.
+	Refresh time.Duration
+	Logger  *slog.Logger
+}
+
+// Page serves /status and /status.json. It is safe for concurrent use.
+type Page struct {
+	o    Options
+	tmpl *template.Template
+}
+
+// snapshotWait bounds the reads of one snapshot.
+const snapshotWait = 3 * time.Second
+
+// New returns a Page.
+func New(o Options) *Page {
+	if o.Refresh <= 0 {
+		o.Refresh = 3 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := template.Must(template.New("page.html").Funcs(funcs).ParseFS(files, "page.html"))
+	return &Page{o: o, tmpl: t}
+}
+
+// view is what the template gets.
+type view struct {
+	*status.Snapshot
+	RefreshMS int64
+}
+
+func (p *Page) snapshot(w http.ResponseWriter, r *http.Request) (*status.Snapshot, bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), snapshotWait)
+	defer cancel()
+	snap, err := p.o.Status.Snapshot(ctx)
+	if err != nil {
+		if r.Context().Err() == nil {
+			p.o.Logger.Warn("status: snapshot failed", "err", err)
+			http.Error(w, "the status could not be read in time; reload the page", http.StatusServiceUnavailable)
+		}
+		return nil, false
+	}
+	return snap, true
+}
+
+// HTML serves the page. With ?part=live it serves only the live part, for
+// the page's own refresh.
+func (p *Page) HTML() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		snap, ok := p.snapshot(w, r)
+		if !ok {
+			return
+		}
+		name := "page"
+		if r.URL.Query().Get("part") == "live" {
+			name = "live"
+		}
+		var buf bytes.Buffer
+		if err := p.tmpl.ExecuteTemplate(&buf, name, view{Snapshot: snap, RefreshMS: p.o.Refresh.Milliseconds()}); err != nil {
+			p.o.Logger.Error("status: rendering the page failed", "err", err)
+			http.Error(w, "the status page could not be rendered", http.StatusInternalServerError)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		w.Write(buf.Bytes())
+	})
+}
+
+// JSON serves the snapshot as JSON.
+func (p *Page) JSON() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		snap, ok := p.snapshot(w, r)
+		if !ok {
+			return
+		}
+		b, err := json.MarshalIndent(snap, "", "  ")
+		if err != nil {
+			http.Error(w, "the status could not be encoded", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(append(b, '\n'))
+	})
+}
+
+var funcs = template.FuncMap{
+	"pct": func(f *float64) string {
+		if f == nil {
+			return "–"
+		}
+		return strconv.FormatFloat(math.Round(*f*1000)/10, 'f', -1, 64) + "%"
+	},
+	"ms": func(ms int64) string {
+		switch {
+		case ms <= 0:
+			return "–"
+		case ms < 1000:
+			return strconv.FormatInt(ms, 10) + " ms"
+		}
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
+	},
+	// until says when t comes, relative to now: "10:05:30 UTC (in 4m 30s)".
+	"until": func(t *time.Time, now time.Time) string {
+		if t == nil {
+			return "until lifted"
+		}
+		return "until " + clockTime(*t, now) + " (in " + human(t.Sub(now)) + ")"
+	},
+	"ago": func(t *time.Time, now time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return human(now.Sub(*t)) + " ago"
+	},
+	"iso": func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339)
+	},
+	"clock": func(t time.Time) string { return t.UTC().Format("15:04:05 UTC") },
+	// width is a window's fill as a CSS percentage.
+	"width": func(w status.Window) string {
+		return strconv.FormatFloat(math.Round(w.Fraction()*1000)/10, 'f', -1, 64) + "%"
+	},
+	"level": func(w status.Window) string {
+		switch f := w.Fraction(); {
+		case f >= 1:
+			return "full"
+		case f >= 0.8:
+			return "high"
+		}
+		return "ok"
+	},
+	"count":     count,
+	"hasPrefix": strings.HasPrefix,
+	"bars":      bars,
+}
+
+// bar is one window drawn as a bar.
+type bar struct {
+	Label string
+	W     status.Window
+}
+
+// bars lists the windows worth drawing: those with a limit.
+func bars(ws status.Windows) []bar {
+	var out []bar
+	for _, b := range [...]bar{{"requests today", ws.RPD}, {"requests this minute", ws.RPM}, {"tokens today", ws.TPD}, {"tokens this minute", ws.TPM}} {
+		if b.W.Limit > 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// count formats a count briefly: 950, 12.3k, 1.2M.
+func count(n int64) string {
+	switch {
+	case n < 10_000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+}
+
+func clockTime(t, now time.Time) string {
+	t = t.UTC()
+	if t.Sub(now) >= 24*time.Hour || t.YearDay() != now.UTC().YearDay() {
+		return t.Format("Jan 2 15:04 UTC")
+	}
+	return t.Format("15:04:05 UTC")
+}
+
+// human formats a duration briefly: 45s, 4m 30s, 3h 10m, 2d 4h.
+func human(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		if s%60 == 0 {
+			return fmt.Sprintf("%dm", s/60)
+		}
+		return fmt.Sprintf("%dm %ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
+}
