@@ -170,7 +170,7 @@ func New(o Options) (*Gateway, error) {
 		extra[p] = h
 	}
 	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health, Cache: g.cache,
-		Observer: g.obs, Search: searchers})
+		Observer: g.obs, Search: searchers, Admitter: g.budget})
 	return g, nil
 }
 

@@ -118,6 +118,7 @@ func (l *loader) compile() *Plan {
 		CallLog:    f.CallLog,
 		AdminToken: f.AdminToken.Value,
 		Redis:      f.Redis,
+		Callers:    Callers(f.Callers),
 		Server: Server{
 			MaxBodyBytes:      int64(f.Server.MaxBody),
 			ReadHeaderTimeout: time.Duration(f.Server.ReadHeaderTimeout),
@@ -232,10 +233,10 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		ch.WaitCap = time.Duration(*c.WaitCap)
 	}
 	switch fb := c.Fallback; {
+	case fb.Search != "":
+		ch.Fallback = Fallback{Kind: FallbackSearch, Content: fb.Search, Message: fb.Message}
 	case fb.Message != "":
 		ch.Fallback = Fallback{Kind: FallbackMessage, Message: fb.Message}
-	case fb.Search != "":
-		ch.Fallback = Fallback{Kind: FallbackSearch, Content: fb.Search}
 	default:
 		ch.Fallback = Fallback{Kind: FallbackError}
 	}

@@ -40,6 +40,19 @@ type Plan struct {
 	// Redis is the address (redis://...) of a shared state store; "" keeps
 	// state local.
 	Redis string
+	// Callers limits what each caller may ask; zero fields: no limit.
+	Callers Callers
+}
+
+// Callers limits each caller and the whole site. A caller is the request's
+// "user" field, else its X-Tollfree-Caller header, else its address. The
+// owner is a caller that sends the admin token as its bearer key: it skips
+// the per-caller limits and may use the site's reserve.
+type Callers struct {
+	PerHour int
+	PerDay  int
+	SiteDay int
+	Reserve int
 }
 
 // Server holds the HTTP server's limits. Zero values mean the defaults.
@@ -182,7 +195,9 @@ const (
 
 // Fallback is a chain's last answer.
 type Fallback struct {
-	Kind    FallbackKind
+	Kind FallbackKind
+	// Message is the fixed answer; for FallbackSearch, the answer when the
+	// search finds nothing ("" then falls to an error).
 	Message string
 	// Content is the folder or file searched by FallbackSearch.
 	Content string

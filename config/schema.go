@@ -33,6 +33,17 @@ type File struct {
 	// EXTRACTOR_MODEL, JUDGE_MODEL; an empty list turns roles off. A variable
 	// that is unset defines nothing.
 	Roles []string `yaml:"roles"`
+	// Callers limits what each caller may ask (seed 000: 15 questions an
+	// hour and 40 a day per visitor, 3,000 a day for the whole site).
+	Callers CallersConfig `yaml:"callers"`
+}
+
+// CallersConfig limits callers. Zero means no limit.
+type CallersConfig struct {
+	PerHour int `yaml:"per_hour"` // questions per caller per sliding hour
+	PerDay  int `yaml:"per_day"`  // questions per caller per rolling day
+	SiteDay int `yaml:"site_day"` // questions for all callers per rolling day
+	Reserve int `yaml:"reserve"`  // of site_day, kept for the owner (seed 004)
 }
 
 // ServerConfig holds the HTTP server's limits.

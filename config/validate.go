@@ -41,6 +41,11 @@ func (l *loader) validate() {
 	if g := *f.Rest.Growth; !(g >= 1 && g <= 100) {
 		l.probs.addf("rest.growth", "must be between 1 (no growth) and 100")
 	}
+	if c := f.Callers; c.PerHour < 0 || c.PerDay < 0 || c.SiteDay < 0 || c.Reserve < 0 {
+		l.probs.addf("callers", "limits must be 0 (no limit) or more")
+	} else if c.Reserve > 0 && c.Reserve >= c.SiteDay {
+		l.probs.addf("callers.reserve", "%d must be less than site_day %d", c.Reserve, c.SiteDay)
+	}
 	for _, name := range l.provOrder {
 		l.validateProvider(name)
 	}
@@ -271,15 +276,14 @@ func (l *loader) validateChain(name string) {
 			report("wait_cap", "%s is longer than the deadline %s", *c.WaitCap, dl)
 		}
 	}
+	// A search may name a message for when nothing matches; otherwise one
+	// kind of fallback.
 	fb := c.Fallback
-	n := 0
-	for _, set := range []bool{fb.Message != "", fb.Error, fb.Search != ""} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		report("fallback", `want exactly one of {message: "..."}, {error: true} or {search: ./content}`)
+	switch {
+	case fb.Error && (fb.Message != "" || fb.Search != ""):
+		report("fallback", `{error: true} stands alone; want {message: "..."}, {error: true}, {search: ./content} or {search: ./content, message: "..."}`)
+	case !fb.Error && fb.Message == "" && fb.Search == "":
+		report("fallback", `want one of {message: "..."}, {error: true}, {search: ./content} or {search: ./content, message: "..."}`)
 	}
 }
 

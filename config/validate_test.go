@@ -291,8 +291,8 @@ func TestProblems(t *testing.T) {
 		},
 		{
 			name: "fallback",
-			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    fallback: {message: sorry, search: ./content}\n",
-			want: []string{`t.yaml:6: chains.a.fallback: want exactly one of {message: "..."}, {error: true} or {search: ./content}`},
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    fallback: {error: true, search: ./content}\n",
+			want: []string{`t.yaml:6: chains.a.fallback: {error: true} stands alone; want {message: "..."}, {error: true}, {search: ./content} or {search: ./content, message: "..."}`},
 		},
 		{
 			name: "same model",

@@ -53,6 +53,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "the model "+strconv.Quote(model)+" names no chain of this gateway; use one of: "+strings.Join(s.plan.ChainOrder, ", "), "invalid_request_error", "model", "model_not_found")
 		return
 	}
+	if !s.admit(w, r, ch, req) {
+		return
+	}
 	key, cached := s.cacheKey(r, ch, req)
 	if req.Stream {
 		if cached {

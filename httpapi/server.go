@@ -39,6 +39,8 @@ type Options struct {
 	// Observer counts requests, cache hits and fallbacks (metrics, live
 	// statistics); nil counts nothing.
 	Observer Observer
+	// Admitter applies the plan's caller limits; nil admits everyone.
+	Admitter Admitter
 	// Search answers for chains whose fallback is a keyword search, by
 	// chain name.
 	Search map[string]Searcher
@@ -76,17 +78,18 @@ func (nopObserver) FallbackServed(string, string)         {}
 
 // Server serves the API. It is safe for concurrent use.
 type Server struct {
-	plan   *config.Plan
-	router *route.Router
-	clock  clock.Clock
-	log    *slog.Logger
-	health func() map[string]string
-	cache  *cache.Cache
-	obs    Observer
-	search map[string]Searcher
-	mux    *http.ServeMux
-	ids    idSource
-	keys   [][]byte
+	plan     *config.Plan
+	router   *route.Router
+	clock    clock.Clock
+	log      *slog.Logger
+	health   func() map[string]string
+	cache    *cache.Cache
+	obs      Observer
+	search   map[string]Searcher
+	admitter Admitter
+	mux      *http.ServeMux
+	ids      idSource
+	keys     [][]byte
 
 	bufs sync.Pool // *[]byte
 }
@@ -99,7 +102,7 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, cache: o.Cache, obs: o.Observer, search: o.Search, mux: http.NewServeMux()}
+	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, cache: o.Cache, obs: o.Observer, search: o.Search, admitter: o.Admitter, mux: http.NewServeMux()}
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
