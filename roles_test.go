@@ -28,8 +28,8 @@ func TestRoleChainWaitsForItsSoonestRoute(t *testing.T) {
 	done := h.askAsync("planner")
 	h.waitCalls("cerebras", "gpt-oss-120b", 1)
 	// cerebras names no wait: it rests the minimum, 20 s, the soonest. Wait
-	// until the chain sleeps on the clock (its deadline timer and its wait).
-	if err := h.clk.BlockUntil(t.Context(), 2); err != nil {
+	// until the chain sleeps on the clock until then.
+	if err := h.clk.BlockUntilDeadline(t.Context(), t0.Add(20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Advance(19 * time.Second)

@@ -217,6 +217,9 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	req, problem, field := parseGemini(body)
+	if problem == "" && badText(body) {
+		problem = "Invalid JSON payload received. Invalid UTF-8 or unpaired surrogate."
+	}
 	if err != nil {
 		problem = "Invalid JSON payload received. Unexpected token."
 	}
@@ -267,7 +270,7 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 
 func (e *Emulator) runGemini(w http.ResponseWriter, r *http.Request, c *call) int {
 	ctx := r.Context()
-	if c.kind == Hang || (c.kind == StreamStall && !c.stream) {
+	if c.kind == Hang {
 		e.hang(ctx, c)
 		return 0
 	}
@@ -318,6 +321,12 @@ func (c *call) gemEvent(text string, finish bool, soFar int) obj {
 	return obj{{"candidates", []obj{cand}}, {"usageMetadata", usage}, {"modelVersion", c.modelID}, {"responseId", c.responseID()}}
 }
 
+// gemThought is an event carrying a piece of thinking (includeThoughts).
+func (c *call) gemThought(text string) obj {
+	content := obj{{"parts", []obj{{{"text", text}, {"thought", true}}}}, {"role", "model"}}
+	return obj{{"candidates", []obj{{{"content", content}, {"index", 0}}}}, {"modelVersion", c.modelID}, {"responseId", c.responseID()}}
+}
+
 // gemRefusal is a prompt blocked by safety: 200, no candidates.
 func (c *call) gemRefusal() obj {
 	ratings := []obj{
@@ -340,10 +349,13 @@ func (e *Emulator) answerGemini(w http.ResponseWriter, r *http.Request, c *call)
 			body = pretty(c.gemRefusal())
 		}
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		if c.kind == StreamCut {
+		if c.kind == StreamCut || c.kind == StreamStall {
 			w.WriteHeader(http.StatusOK)
 			w.Write(body[:len(body)/2])
 			flush(w)
+			if c.kind == StreamStall {
+				e.hang(r.Context(), c)
+			}
 			panic(http.ErrAbortHandler)
 		}
 		w.WriteHeader(http.StatusOK)
@@ -361,6 +373,12 @@ func (e *Emulator) answerGemini(w http.ResponseWriter, r *http.Request, c *call)
 	if c.kind == Refused {
 		s.event(googleLine(c.gemRefusal()))
 		return http.StatusOK
+	}
+	for _, r := range chunks(c.step.Reasoning) {
+		if !e.between(ctx, c) {
+			return http.StatusOK
+		}
+		s.event(googleLine(c.gemThought(r)))
 	}
 	pieces, limit, cut := streamPlan(c)
 	if len(pieces) == 0 {

@@ -3,6 +3,8 @@ package emulator
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 )
 
 // obj is a JSON object whose keys keep their order, so that bodies match
@@ -92,4 +94,52 @@ func googleLine(v any) []byte {
 		}
 	}
 	return out
+}
+
+// badText reports whether a JSON body holds invalid UTF-8 or a lone UTF-16
+// surrogate escape ("\ud83d" alone): some APIs refuse such bodies with an
+// unhelpful error (seed 004), and the emulator does too, so that a test
+// shows none ever reaches a provider.
+func badText(body []byte) bool {
+	if !utf8.Valid(body) {
+		return true
+	}
+	high := false // the previous escape was a high surrogate
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' || i+1 >= len(body) {
+			if high {
+				return true
+			}
+			continue
+		}
+		if body[i+1] != 'u' || i+6 > len(body) {
+			if high {
+				return true
+			}
+			i++ // an escaped character, perhaps a backslash
+			continue
+		}
+		v, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		i += 5
+		if err != nil {
+			continue
+		}
+		switch r := rune(v); {
+		case r >= 0xD800 && r < 0xDC00:
+			if high {
+				return true
+			}
+			high = true
+		case r >= 0xDC00 && r < 0xE000:
+			if !high {
+				return true
+			}
+			high = false
+		default:
+			if high {
+				return true
+			}
+		}
+	}
+	return high
 }

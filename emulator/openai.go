@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"net/http"
 	"strings"
 )
+
+// errBadText is a body with invalid UTF-8 or a lone surrogate escape.
+var errBadText = errors.New("invalid UTF-8 or a lone surrogate")
 
 // maxBody caps a request body the emulator reads.
 const maxBody = 8 << 20
@@ -127,6 +131,9 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 		e.writeFailure(w, f)
 		return
 	}
+	if err == nil && badText(body) {
+		err = errBadText
+	}
 	if err == nil && req.Model == "" {
 		err = fmt.Errorf("model is required")
 	}
@@ -189,7 +196,7 @@ func requestProblem(err error) string {
 // none).
 func (e *Emulator) runOpenAI(w http.ResponseWriter, r *http.Request, c *call) int {
 	ctx := r.Context()
-	if c.kind == Hang || (c.kind == StreamStall && !c.stream) {
+	if c.kind == Hang {
 		e.hang(ctx, c)
 		return 0
 	}
@@ -202,7 +209,7 @@ func (e *Emulator) runOpenAI(w http.ResponseWriter, r *http.Request, c *call) in
 	case c.kind.answers() && c.stream:
 		return e.streamOpenAI(w, r, c)
 	case c.kind.answers():
-		return e.answerOpenAI(w, c)
+		return e.answerOpenAI(ctx, w, c)
 	}
 	f := e.failureOf(c)
 	e.writeFailure(w, f)
@@ -281,7 +288,7 @@ func (e *Emulator) answerHeaders(w http.ResponseWriter, c *call, contentType str
 	e.limitHeaders(h, c)
 }
 
-func (e *Emulator) answerOpenAI(w http.ResponseWriter, c *call) int {
+func (e *Emulator) answerOpenAI(ctx context.Context, w http.ResponseWriter, c *call) int {
 	content := c.answer
 	o := c.head("chat.completion")
 	if c.kind == StreamErrorEvent {
@@ -289,7 +296,11 @@ func (e *Emulator) answerOpenAI(w http.ResponseWriter, c *call) int {
 		o = append(o, kv{"error", obj{{"code", "server_error"}, {"message", "Provider disconnected unexpectedly"}}},
 			kv{"choices", []obj{{{"index", 0}, {"message", obj{{"role", "assistant"}, {"content", ""}}}, {"finish_reason", "error"}}}})
 	} else {
-		o = append(o, kv{"choices", []obj{{{"index", 0}, {"message", obj{{"role", "assistant"}, {"content", content}}}, {"logprobs", nil}, {"finish_reason", c.finish}}}},
+		msg := obj{{"role", "assistant"}, {"content", content}}
+		if c.step.Reasoning != "" {
+			msg = append(msg, kv{"reasoning", c.step.Reasoning})
+		}
+		o = append(o, kv{"choices", []obj{{{"index", 0}, {"message", msg}, {"logprobs", nil}, {"finish_reason", c.finish}}}},
 			kv{"usage", c.usageObj()})
 	}
 	if c.prov.Flavor == FlavorGroq {
@@ -297,12 +308,16 @@ func (e *Emulator) answerOpenAI(w http.ResponseWriter, c *call) int {
 	}
 	body := compact(o)
 	e.answerHeaders(w, c, "application/json")
-	if c.kind == StreamCut {
-		// Not streamed: half the body, then the connection drops.
+	if c.kind == StreamCut || c.kind == StreamStall {
+		// Not streamed: half the body, then the connection drops, at once
+		// (cut) or once the stall is over (stall after the headers).
 		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 		w.WriteHeader(http.StatusOK)
 		w.Write(body[:len(body)/2])
 		flush(w)
+		if c.kind == StreamStall {
+			e.hang(ctx, c)
+		}
 		panic(http.ErrAbortHandler)
 	}
 	w.WriteHeader(http.StatusOK)

@@ -55,7 +55,9 @@ const (
 	StreamCut Kind = "stream_cut"
 	// StreamStall sends Step.After content chunks, then goes silent without
 	// closing until the client leaves (or Step.Delay, default 10 minutes,
-	// passes). Not streamed: as Hang.
+	// passes). Not streamed: the headers and half the body, then silence
+	// until the client leaves or Step.Delay passes (a stall after the
+	// headers), then the connection drops.
 	StreamStall Kind = "stream_stall"
 	// StreamErrorEvent sends Step.After content chunks, then OpenRouter's
 	// mid-stream error event with finish_reason "error", and ends. Not
@@ -74,6 +76,10 @@ const (
 	StreamMalformedEvent Kind = "stream_malformed_event"
 	// StreamLongLine sends one content chunk longer than 64 KiB.
 	StreamLongLine Kind = "stream_long_line"
+	// StreamSplitLines writes every event in pieces of 5 bytes, each
+	// flushed on its own, so that lines and line ends arrive split across
+	// reads.
+	StreamSplitLines Kind = "stream_split_lines"
 )
 
 // Step is one scripted behaviour, consumed by one call.
@@ -91,6 +97,16 @@ type Step struct {
 	// RetryAfter is the wait a scripted RateMinute or RateDay names; zero
 	// means the flavor's usual value.
 	RetryAfter time.Duration
+	// Reasoning, when set, is thinking text a streamed answer sends before
+	// its content, one word per chunk: as delta.reasoning on OpenAI flavors
+	// (Groq's parsed reasoning_format, OpenRouter, Cerebras), as parts
+	// marked "thought": true on Gemini's alt=sse stream. A whole answer on
+	// an OpenAI flavor carries it as message.reasoning.
+	Reasoning string
+	// ChunkBytes, when positive, streams the answer in pieces of at most
+	// that many bytes, cut on character boundaries, instead of one word per
+	// chunk: a <think> tag or a word can then be split across chunks.
+	ChunkBytes int
 }
 
 // answers reports whether the kind produces model text (and so completion
@@ -98,7 +114,7 @@ type Step struct {
 func (k Kind) answers() bool {
 	switch k {
 	case Answer, Empty, StreamCut, StreamStall, StreamErrorEvent, StreamNoDone,
-		StreamCRLF, StreamKeepAlive, StreamMalformedEvent, StreamLongLine:
+		StreamCRLF, StreamKeepAlive, StreamMalformedEvent, StreamLongLine, StreamSplitLines:
 		return true
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/tollfree/tollfree/internal/clock"
 )
@@ -16,10 +17,11 @@ type sse struct {
 	w         http.ResponseWriter
 	eol       string
 	keepAlive bool
+	split     bool // write in 5-byte pieces, each flushed
 }
 
 func newSSE(w http.ResponseWriter, k Kind) *sse {
-	s := &sse{w: w, eol: "\n", keepAlive: k == StreamKeepAlive}
+	s := &sse{w: w, eol: "\n", keepAlive: k == StreamKeepAlive, split: k == StreamSplitLines}
 	if k == StreamCRLF {
 		s.eol = "\r\n"
 	}
@@ -31,12 +33,15 @@ func (s *sse) event(data []byte) {
 	if s.keepAlive {
 		io.WriteString(s.w, keepAliveComment+s.eol+s.eol)
 	}
-	io.WriteString(s.w, "data: ")
-	s.w.Write(data)
-	s.raw(s.eol + s.eol)
+	s.raw("data: " + string(data) + s.eol + s.eol)
 }
 
 func (s *sse) raw(text string) {
+	for s.split && len(text) > 5 {
+		io.WriteString(s.w, text[:5])
+		flush(s.w)
+		text = text[5:]
+	}
 	io.WriteString(s.w, text)
 	flush(s.w)
 }
@@ -52,6 +57,9 @@ const garbageEvent = `data: {"choices":[{"delta":{"content":"oops`
 // with.
 func streamPlan(c *call) (pieces []string, limit int, cut bool) {
 	pieces = chunks(c.answer)
+	if c.step.ChunkBytes > 0 {
+		pieces = byteChunks(c.answer, c.step.ChunkBytes)
+	}
 	if c.kind == StreamLongLine {
 		pieces = []string{c.answer}
 	}
@@ -102,6 +110,12 @@ func (e *Emulator) streamOpenAI(w http.ResponseWriter, r *http.Request, c *call)
 	}
 	s.event(compact(first))
 
+	for _, r := range chunks(c.step.Reasoning) {
+		if !e.between(ctx, c) {
+			return http.StatusOK
+		}
+		s.event(compact(c.chunk(obj{{"reasoning", r}}, nil)))
+	}
 	pieces, limit, _ := streamPlan(c)
 	sent := 0
 	for i := range limit {
@@ -145,4 +159,22 @@ func (e *Emulator) streamOpenAI(w http.ResponseWriter, r *http.Request, c *call)
 		s.raw("data: [DONE]" + s.eol + s.eol)
 	}
 	return http.StatusOK
+}
+
+// byteChunks splits text into pieces of at most n bytes, each cut on a
+// character boundary (a piece holds at least one character).
+func byteChunks(text string, n int) []string {
+	var out []string
+	for text != "" {
+		i := min(n, len(text))
+		for i > 0 && i < len(text) && !utf8.RuneStart(text[i]) {
+			i--
+		}
+		if i == 0 {
+			_, i = utf8.DecodeRuneInString(text)
+		}
+		out = append(out, text[:i])
+		text = text[i:]
+	}
+	return out
 }

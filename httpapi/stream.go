@@ -4,14 +4,30 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
+	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/openai"
 	"github.com/tollfree/tollfree/route"
 )
 
-// stream answers with server-sent events, flushed as they arrive.
+// stream answers with OpenAI-format server-sent events, whatever the
+// dialect of the route that answers, each flushed as it arrives. The routes
+// race for the first token (route.Router.Stream); until one comes, a failure
+// is answered like a non-streamed one (a status and a JSON error). After
+// it, the status is 200 and cannot be taken back: a stream that breaks and
+// that no route can continue ends with an OpenAI-style error event and an
+// aborted response (no finish_reason, no [DONE]), so that a cut answer can
+// never pass for a whole one (STYLE.md: end a broken stream with
+// http.ErrAbortHandler).
+//
+// <think>…</think> text in the content is moved to reasoning, also when a
+// tag is split across chunks; reasoning goes out as reasoning_content when
+// the chain's reasoning is "pass" and is dropped otherwise. With
+// stream_options.include_usage the last chunk before [DONE] carries the
+// usage of every part (estimated where an upstream reported none).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *config.Chain, req *llm.Request) {
 	rs, err := s.router.Stream(r.Context(), ch.Name, id, req)
 	if err != nil {
@@ -22,17 +38,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *c
 	if !ch.HideRoute {
 		w.Header().Set(HeaderRoute, rs.Route.ID)
 	}
+	_, cacheable := s.cacheKey(r, ch, req) // chat marked the miss
 	writeStreamHeaders(w)
-	fl, _ := w.(http.Flusher)
-	rc := http.NewResponseController(w)
-	name := s.modelName(ch, rs.Route)
-	cid := chatID(id)
-	created := s.clock.Now().Unix()
-	pass := ch.Reasoning == "pass"
-	think := &openai.ThinkFilter{}
-	buf := s.getBuf()
-	defer s.putBuf(buf)
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), id: chatID(id), model: s.modelName(ch, rs.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
+	sw.buf = s.getBuf()
+	defer s.putBuf(sw.buf)
+	var whole strings.Builder // the answer, for the cache
+	var reasoning strings.Builder
+	var think openai.ThinkFilter
 	var finish string
+	toolCalls := false
 	for {
 		c, err := rs.Next()
 		if err == io.EOF {
@@ -40,59 +55,114 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *c
 		}
 		if err != nil {
 			if r.Context().Err() != nil {
-				return
+				return // the caller went away; nobody is listening
 			}
-			// The answer broke and no route could continue it: say so in
-			// an error event, and abort so it cannot pass for a whole one.
-			msg := "the answer broke off and could not be continued"
-			var be *route.BrokenError
-			if errors.As(err, &be) {
-				msg = be.Error()
-			}
-			*buf = openai.AppendErrorEvent((*buf)[:0], msg, "server_error", "stream_broken")
-			w.Write(*buf)
-			if fl != nil {
-				fl.Flush()
-			}
+			// The answer broke and no route could continue it. What the
+			// think filter held back is answer text the caller is owed;
+			// then an error event, and an abort.
+			tail, rtail := think.Flush()
+			sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
+			sw.errorEvent(brokenMessage(err, ch))
 			panic(http.ErrAbortHandler)
 		}
 		if c.Content != "" {
-			content, reasoning := think.Push(c.Content)
+			content, rsn := think.Push(c.Content)
 			c.Content = content
-			c.Reasoning += reasoning
+			c.Reasoning += rsn
 		}
 		if c.FinishReason != "" {
 			finish = c.FinishReason
-			tail, treason := think.Flush()
+			tail, rtail := think.Flush()
 			c.Content += tail
-			c.Reasoning += treason
+			c.Reasoning += rtail
 		}
-		usage := c.Usage
-		c.Usage = nil
-		if c.Content == "" && c.Role == "" && c.FinishReason == "" && len(c.ToolCalls) == 0 && (c.Reasoning == "" || !pass) {
-			_ = usage
-			continue
+		if c.ToolCalls != nil {
+			toolCalls = true
 		}
-		*buf = openai.AppendChunk((*buf)[:0], cid, name, created, c, pass)
-		if _, err := w.Write(*buf); err != nil {
+		if cacheable {
+			whole.WriteString(c.Content)
+			reasoning.WriteString(c.Reasoning)
+		}
+		if !sw.chunk(c) {
 			return
 		}
-		if fl != nil {
-			fl.Flush()
-		}
-		_ = rc
 	}
-	*buf = (*buf)[:0]
+	// An answer that ended with [DONE] but no finish_reason: what the think
+	// filter held back, then the finish the client expects.
+	tail, rtail := think.Flush()
+	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
+	if cacheable {
+		whole.WriteString(tail)
+		reasoning.WriteString(rtail)
+	}
+	*sw.buf = (*sw.buf)[:0]
 	if finish == "" {
-		*buf = openai.AppendChunk(*buf, cid, name, created, llm.Chunk{FinishReason: "stop"}, false)
+		*sw.buf = openai.AppendChunk(*sw.buf, sw.id, sw.model, sw.created, llm.Chunk{FinishReason: "stop"}, false)
 	}
+	u, exact := rs.Usage()
 	if req.IncludeUsage {
-		u, _ := rs.Usage()
-		*buf = openai.AppendUsageChunk(*buf, cid, name, created, u)
+		*sw.buf = openai.AppendUsageChunk(*sw.buf, sw.id, sw.model, sw.created, u)
 	}
-	*buf = append(*buf, "data: [DONE]\n\n"...)
-	w.Write(*buf)
-	if fl != nil {
-		fl.Flush()
+	*sw.buf = append(*sw.buf, "data: [DONE]\n\n"...)
+	if !sw.write() {
+		return
 	}
+	if cacheable && !toolCalls {
+		// Tool-call deltas are not reassembled: such answers are not cached.
+		if finish == "" {
+			finish = "stop"
+		}
+		s.storeStreamed(r, ch, req, &cache.Entry{Route: rs.Route.ID, Content: whole.String(), Reasoning: reasoning.String(),
+			FinishReason: finish, Usage: u, UsageKnown: exact})
+	}
+}
+
+// sseWriter writes one response's chunks.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     *[]byte
+	id      string
+	model   string
+	created int64
+	pass    bool // reasoning_content is passed on
+}
+
+// chunk writes c unless it has nothing to say (usage is written once, at
+// the end). It reports false when the caller went away.
+func (sw *sseWriter) chunk(c llm.Chunk) bool {
+	if c.Content == "" && c.Role == "" && c.FinishReason == "" && c.ToolCalls == nil && (c.Reasoning == "" || !sw.pass) {
+		return true
+	}
+	*sw.buf = openai.AppendChunk((*sw.buf)[:0], sw.id, sw.model, sw.created, c, sw.pass)
+	return sw.write()
+}
+
+func (sw *sseWriter) errorEvent(msg string) {
+	*sw.buf = openai.AppendErrorEvent((*sw.buf)[:0], msg, "server_error", "stream_broken")
+	sw.write()
+}
+
+// write sends the buffer and flushes it at once.
+func (sw *sseWriter) write() bool {
+	if _, err := sw.w.Write(*sw.buf); err != nil {
+		return false
+	}
+	_ = sw.rc.Flush() // a writer that cannot flush still gets the bytes
+	return true
+}
+
+// brokenMessage is what the caller is told about an answer that broke off:
+// the class and reason of the break (never a continuation a route refused),
+// and the route only when the chain shows its routes.
+func brokenMessage(err error, ch *config.Chain) string {
+	var be *route.BrokenError
+	if !errors.As(err, &be) {
+		return "the answer broke off and could not be continued; the text received so far is incomplete"
+	}
+	who := "the route"
+	if !ch.HideRoute {
+		who = be.Route
+	}
+	return "the answer from " + who + " broke off (" + be.Class.String() + ": " + be.Message + ") and no route could continue it; the text received so far is incomplete"
 }

@@ -63,19 +63,22 @@ func testSlidingMinute(t *testing.T, b *Book, clk *clock.Fake) {
 			mustReserve(t, b, r, 0, 0)
 		}
 	}
+	// The minute is summed over seven 10-second slots, so that it never
+	// covers less than a provider's true minute: a slot drops out 70 s
+	// after it began.
 	clk.Set(t0.Add(25 * time.Second))
 	ex := refused(t, b, r, 0, 0)
-	if ex.Limit != "rpm" || !ex.Until.Equal(t0.Add(time.Minute)) {
-		t.Errorf("31st request: got %s until %v, want rpm until %v", ex.Limit, ex.Until, t0.Add(time.Minute))
+	if want := t0.Add(70 * time.Second); ex.Limit != "rpm" || !ex.Until.Equal(want) {
+		t.Errorf("31st request: got %s until %v, want rpm until %v", ex.Limit, ex.Until, want)
 	}
-	clk.Set(t0.Add(time.Minute - time.Millisecond))
+	clk.Set(t0.Add(70*time.Second - time.Millisecond))
 	refused(t, b, r, 0, 0)
-	clk.Set(t0.Add(time.Minute)) // the first slot expires: its 10 come back
+	clk.Set(t0.Add(70 * time.Second)) // the first slot expires: its 10 come back
 	for range 10 {
 		mustReserve(t, b, r, 0, 0)
 	}
 	ex = refused(t, b, r, 0, 0)
-	if want := t0.Add(70 * time.Second); !ex.Until.Equal(want) {
+	if want := t0.Add(80 * time.Second); !ex.Until.Equal(want) {
 		t.Errorf("after refill: got until %v, want %v", ex.Until, want)
 	}
 }
@@ -86,8 +89,8 @@ func TestTokenWindowsSettle(t *testing.T) {
 	r := testRoute("groq/llama-3.1-8b-instant", testProvider("groq", config.Limits{}, utcMidnight), config.Limits{TPM: 6000, TPD: 20000})
 	res := mustReserve(t, b, r, 5000, 0)
 	ex := refused(t, b, r, 2000, 0)
-	if ex.Limit != "tpm" || !ex.Until.Equal(t0.Add(time.Minute)) {
-		t.Errorf("over TPM: got %s until %v, want tpm until %v", ex.Limit, ex.Until, t0.Add(time.Minute))
+	if want := t0.Add(70 * time.Second); ex.Limit != "tpm" || !ex.Until.Equal(want) {
+		t.Errorf("over TPM: got %s until %v, want tpm until %v", ex.Limit, ex.Until, want)
 	}
 	if err := b.Settle(ctx, res, 1200, true); err != nil {
 		t.Fatal(err)
@@ -111,7 +114,7 @@ func TestTokenWindowsSettle(t *testing.T) {
 		t.Errorf("7000 tokens on a 6000 TPM route: got %+v, want TooLarge tpm", ex)
 	}
 	// Settled usage later than the reservation's slot lands in its slot.
-	clk.Set(t0.Add(65 * time.Second))
+	clk.Set(t0.Add(75 * time.Second))
 	left, _ = b.Left(ctx, r)
 	if left.Route.TPM.Used != 0 || left.Route.TPD.Used != 3200 {
 		t.Errorf("a minute later: got tpm %d tpd %d, want 0 3200", left.Route.TPM.Used, left.Route.TPD.Used)
@@ -175,13 +178,14 @@ func testRollingDay(t *testing.T, b *Book, clk *clock.Fake) {
 		mustReserve(t, b, r, 0, 0)
 	}
 	clk.Set(t0.Add(5 * time.Hour))
-	if ex := refused(t, b, r, 0, 0); ex.Limit != "rpd" || !ex.Until.Equal(t0.Add(24*time.Hour)) {
-		t.Errorf("got %s until %v, want rpd until %v", ex.Limit, ex.Until, t0.Add(24*time.Hour))
+	// The day is summed over 25 hourly slots, never less than 24 hours.
+	if ex := refused(t, b, r, 0, 0); ex.Limit != "rpd" || !ex.Until.Equal(t0.Add(25*time.Hour)) {
+		t.Errorf("got %s until %v, want rpd until %v", ex.Limit, ex.Until, t0.Add(25*time.Hour))
 	}
-	clk.Set(t0.Add(24 * time.Hour))
+	clk.Set(t0.Add(25 * time.Hour))
 	mustReserve(t, b, r, 0, 0)
-	if ex := refused(t, b, r, 0, 0); !ex.Until.Equal(t0.Add(25 * time.Hour)) {
-		t.Errorf("after the first hour expired: got until %v, want %v", ex.Until, t0.Add(25*time.Hour))
+	if ex := refused(t, b, r, 0, 0); !ex.Until.Equal(t0.Add(26 * time.Hour)) {
+		t.Errorf("after the first hour expired: got until %v, want %v", ex.Until, t0.Add(26*time.Hour))
 	}
 }
 
@@ -197,7 +201,7 @@ func TestProviderLimitsShared(t *testing.T) {
 		t.Errorf("21st in a minute: got %s on %s, want provider rpm on %s", ex.Limit, ex.Route, c.ID)
 	}
 	for i := range 30 {
-		clk.Set(t0.Add(time.Minute + time.Duration(i)*10*time.Second)) // 6 a minute
+		clk.Set(t0.Add(70*time.Second + time.Duration(i)*10*time.Second)) // 6 a minute
 		mustReserve(t, b, []*config.Route{a, c}[i%2], 0, 0)
 	}
 	clk.Advance(time.Hour)

@@ -8,11 +8,13 @@
 //
 // # Windows
 //
-// A per-minute budget is a sliding minute: six 10-second slots summed. A
-// per-day budget follows the provider's own clock (config.Reset): either a
-// midnight in a time zone, where the day's one slot is named by the local
-// calendar date (so a 23-hour or 25-hour day across a daylight-saving change
-// is still exactly one day), or a rolling 24 hours of one-hour slots. Caller
+// A per-minute budget is a sliding minute: seven 10-second slots summed, the
+// current one only begun, so that it covers 60 to 70 seconds and never less
+// than a provider's true minute. A per-day budget follows the provider's own
+// clock (config.Reset): either a midnight in a time zone, where the day's one
+// slot is named by the local calendar date (so a 23-hour or 25-hour day
+// across a daylight-saving change is still exactly one day), or a rolling 24
+// hours summed over 25 one-hour slots for the same reason. Caller
 // limits use a sliding hour (six 10-minute slots) and a rolling day.
 //
 // Every attempt counts, failed and cancelled ones too: providers count them

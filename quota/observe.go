@@ -99,6 +99,7 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	sc := scopes(r)
 	var spends []state.Spend
 	var targets []int64
+	var oldest []int64 // the oldest slot of each spend's window
 	for _, rd := range readings {
 		s := sc[0]
 		if rd.provider && len(sc) > 1 {
@@ -113,6 +114,7 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 			w := windowFor(rd.k, s.reset, now)
 			spends = append(spends, w.spend(counterKey(s.key, rd.k), 0, 0))
 			targets = append(targets, rd.limit-rd.remaining)
+			oldest = append(oldest, w.slot-int64(w.slots-1))
 		}
 	}
 	if len(spends) == 0 {
@@ -129,6 +131,14 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 		}
 		sp := spends[i]
 		sp.Amount = targets[i] - sums[i]
+		if sp.Amount < 0 {
+			// We counted more than the provider: what it no longer counts
+			// is our oldest calls, so the correction goes in the window's
+			// oldest slot and leaves with them. In the current slot it would
+			// outlive them and, once they left, undercount the window (the
+			// day simulator, sim/, saw the 429 it caused).
+			sp.Slot = oldest[i]
+		}
 		adds = append(adds, sp)
 	}
 	if len(adds) == 0 {

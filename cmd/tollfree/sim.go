@@ -1,12 +1,89 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tollfree/tollfree/sim"
 )
 
-// simulate is a placeholder until its subcommand is built.
+// simulate runs `tollfree sim`: a day (or days) of traffic on a virtual
+// clock against the emulated free tiers, tollfree beside a naive chain.
 func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not built yet")
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	days := fs.Int("days", 1, "days of generated traffic")
+	trace := fs.String("trace", "", "read the trace from this CSV file (seconds from the start, prompt tokens) instead of generating one")
+	seed := fs.Uint64("seed", 0, "seed of the generated trace")
+	requests := fs.Int("requests", 3000, "questions a day in the generated trace (seed 000's site cap is 3,000)")
+	out := fs.String("out", "", "write sim.txt (the tables) and sim.svg (the plot) into this folder")
+	incidents := fs.Bool("incidents", true, "replay seed 000's incidents every day (503s, a slow model, a hung call)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *days < 1 || *days > 31 || *requests < 1 {
+		return fmt.Errorf("-days must be 1 to 31 and -requests at least 1")
+	}
+	var tr []sim.Arrival
+	if *trace != "" {
+		f, err := os.Open(*trace)
+		if err != nil {
+			return fmt.Errorf("opening the trace: %w", err)
+		}
+		tr, err = sim.ReadTrace(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	} else {
+		tr = sim.Generate(sim.TraceOptions{Days: *days, PerDay: *requests, Seed: *seed})
+	}
+	o := sim.Options{Trace: tr}
+	if *incidents {
+		o.Incidents = sim.Incidents()
+	}
+	fmt.Fprintf(stderr, "simulating %d questions on a virtual clock: tollfree, tollfree with limits learned, a naive chain, and the capacity...\n", len(tr))
+	rep, err := sim.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	var text bytes.Buffer
+	fmt.Fprintf(&text, "%d questions from %s over %d day(s), seed 000's chain of %d routes", rep.Requests, rep.Start.Format("2006-01-02 15:04 MST"), rep.Days, len(sim.Chain()))
+	if len(rep.Incidents) > 0 {
+		fmt.Fprintf(&text, ", with %d incidents a day", len(rep.Incidents))
+	}
+	text.WriteString("\n\n")
+	if err := rep.WriteTable(&text); err != nil {
+		return err
+	}
+	text.WriteString("\n")
+	if err := rep.WriteRoutes(&text); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(text.Bytes()); err != nil {
+		return err
+	}
+	if *out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", *out, err)
+	}
+	if err := os.WriteFile(filepath.Join(*out, "sim.txt"), text.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the tables: %w", err)
+	}
+	var svg bytes.Buffer
+	if err := rep.WriteSVG(&svg); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*out, "sim.svg"), svg.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the plot: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nwrote %s and %s\n", filepath.Join(*out, "sim.txt"), filepath.Join(*out, "sim.svg"))
+	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/state"
@@ -12,9 +14,15 @@ import (
 	"github.com/tollfree/tollfree/state/redisstore"
 )
 
+// namespaceEnv names the variable holding the Redis key namespace, so that
+// several deployments can share one Redis (issue 5). Default "tollfree".
+const namespaceEnv = "TOLLFREE_NAMESPACE"
+
 // openStore opens the shared Redis store when the plan names one, with a
 // local store under it for when Redis is away; otherwise it returns nil and
-// the gateway opens its own local store.
+// the gateway opens its own local store. The health function feeds /healthz:
+// "state" is "local" without Redis, "redis" while Redis answers, and
+// "local (redis unreachable...)" while each instance carries on alone.
 func openStore(ctx context.Context, plan *config.Plan, log *slog.Logger) (state.Store, func(), func() map[string]string, error) {
 	if plan.Redis == "" {
 		return nil, func() {}, func() map[string]string { return map[string]string{"state": "local"} }, nil
@@ -23,10 +31,10 @@ func openStore(ctx context.Context, plan *config.Plan, log *slog.Logger) (state.
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening local state: %w", err)
 	}
-	rs, err := redisstore.Open(ctx, redisstore.Options{URL: plan.Redis, Local: local, Logger: log})
+	rs, err := redisstore.Open(ctx, redisstore.Options{URL: plan.Redis, Namespace: os.Getenv(namespaceEnv), Local: local, Logger: log})
 	if err != nil {
 		local.Close()
-		return nil, nil, nil, fmt.Errorf("opening redis state: %w", err)
+		return nil, nil, nil, fmt.Errorf("opening redis state (check the redis: address and %s): %w", namespaceEnv, err)
 	}
 	closeFn := func() {
 		rs.Close()
@@ -34,10 +42,11 @@ func openStore(ctx context.Context, plan *config.Plan, log *slog.Logger) (state.
 	}
 	health := func() map[string]string {
 		h := rs.Health()
+		since := h.Since.UTC().Format(time.RFC3339)
 		if h.Connected {
-			return map[string]string{"state": "redis"}
+			return map[string]string{"state": "redis", "state_since": since}
 		}
-		return map[string]string{"state": "local (redis unreachable: carrying on with local state)"}
+		return map[string]string{"state": "local (redis unreachable: carrying on with local state)", "state_since": since}
 	}
 	return rs, closeFn, health, nil
 }

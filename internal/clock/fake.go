@@ -19,7 +19,8 @@ type Fake struct {
 }
 
 type waiter struct {
-	n  int
+	n  int       // wake when at least n timers are pending, or
+	at time.Time // when non-zero, wake when a timer due at at is pending
 	ch chan struct{}
 }
 
@@ -136,7 +137,7 @@ func (f *Fake) BlockUntil(ctx context.Context, n int) error {
 func (f *Fake) notifyLocked() {
 	kept := f.waiters[:0]
 	for _, w := range f.waiters {
-		if len(f.timers) >= w.n {
+		if w.at.IsZero() && len(f.timers) >= w.n || !w.at.IsZero() && f.hasTimerLocked(w.at) {
 			close(w.ch)
 			continue
 		}
@@ -161,6 +162,37 @@ func (t *fakeTimer) Stop() bool {
 	for i, x := range t.f.timers {
 		if x == t {
 			t.f.timers = append(t.f.timers[:i], t.f.timers[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// BlockUntilDeadline waits until a timer due at exactly t is pending, or
+// ctx is done. Tests use it to know that the code under test has started
+// the wait they mean to end (a chain sleeping until a rest is over), where
+// counting timers would be ambiguous.
+func (f *Fake) BlockUntilDeadline(ctx context.Context, t time.Time) error {
+	f.mu.Lock()
+	if f.hasTimerLocked(t) {
+		f.mu.Unlock()
+		return nil
+	}
+	w := waiter{at: t, ch: make(chan struct{})}
+	f.waiters = append(f.waiters, w)
+	f.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// hasTimerLocked runs with f.mu held.
+func (f *Fake) hasTimerLocked(t time.Time) bool {
+	for _, x := range f.timers {
+		if x.at.Equal(t) {
 			return true
 		}
 	}

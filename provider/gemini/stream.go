@@ -34,6 +34,7 @@ type stream struct {
 	gotText  bool       // some answer text has been returned
 	finished bool       // an event carried a finishReason
 	usage    *llm.Usage // the last usageMetadata seen (it is cumulative)
+	bad      int        // events that did not parse
 	err      error      // sticky: once set, Next returns it
 }
 
@@ -63,7 +64,8 @@ func (s *stream) Close() error {
 // Next returns the next chunk, io.EOF after a clean end, or a
 // *failure.UpstreamError: Err failure.ErrStreamCut when the body ended or
 // broke before a finishReason or carried an error event; ErrStreamCut and
-// ErrMalformed for an event that does not parse; ErrRefused for a blocked
+// ErrMalformed for a second event that does not parse (the first is
+// skipped, so one bad event keeps the answer whole); ErrRefused for a blocked
 // prompt or answer; ErrEmptyAnswer for a finish with no answer text. After
 // an error it returns the same error again.
 func (s *stream) Next() (llm.Chunk, error) {
@@ -106,10 +108,15 @@ func (s *stream) end(err error) error {
 func (s *stream) event(data []byte) (ch llm.Chunk, ok bool, err error) {
 	var w wireResponse
 	if err := json.Unmarshal(data, &w); err != nil {
-		// An event that does not parse is most often one cut in half at
-		// the end of a broken stream (the SSE reader dispatches a last
-		// event without its blank line), so it is both.
-		return ch, false, s.fail(data, fmt.Errorf("gemini: decode event: %w: %w: %w", failure.ErrStreamCut, failure.ErrMalformed, err))
+		// One event that does not parse in an otherwise good stream is
+		// skipped, so that the answer is kept whole; if it was one cut in
+		// half at the end of a broken stream (the SSE reader dispatches a
+		// last event without its blank line), the body ends next and the
+		// stream is reported cut all the same. A second one ends it.
+		if s.bad++; s.bad == 1 {
+			return ch, false, nil
+		}
+		return ch, false, s.fail(data, fmt.Errorf("gemini: decode event: second malformed event: %w: %w: %w", failure.ErrStreamCut, failure.ErrMalformed, err))
 	}
 	if w.Error != nil {
 		return ch, false, s.fail(data, fmt.Errorf("gemini: error event (%d %s): %w", w.Error.Code, w.Error.Status, failure.ErrStreamCut))

@@ -108,6 +108,18 @@ func TestStreamTranslation(t *testing.T) {
 		want   []llm.Chunk
 	}{
 		{
+			name: "one_malformed_event_skipped",
+			pieces: []string{
+				ev(`{"candidates":[{"content":{"parts":[{"text":"Hel"}],"role":"model"}}]}`),
+				ev(`{"candidates":[{"content":{"parts":[{"text":"oo`),
+				ev(`{"candidates":[{"content":{"parts":[{"text":"lo"}],"role":"model"},"finishReason":"STOP"}]}`),
+			},
+			want: []llm.Chunk{
+				{Role: "assistant", Content: "Hel"},
+				{Content: "lo", FinishReason: "stop"},
+			},
+		},
+		{
 			name: "thoughts_comments_and_usage_before_finish",
 			pieces: []string{
 				": keep-alive\n\n",
@@ -169,7 +181,9 @@ func TestStreamBroken(t *testing.T) {
 		{"cut_mid_event", []string{first, `data: {"candidates":[{"content":{"par`}, 1, []error{failure.ErrStreamCut}, ""},
 		{"empty_body", nil, 0, []error{failure.ErrStreamCut}, ""},
 		{"error_event", []string{first, "data: " + errEvent + "\n\n"}, 1, []error{failure.ErrStreamCut}, errEvent},
-		{"malformed_event", []string{first, "data: not json\n\n"}, 1, []error{failure.ErrMalformed, failure.ErrStreamCut}, "not json"},
+		// One malformed event is skipped; the body then ends unfinished.
+		{"malformed_event_then_cut", []string{first, "data: not json\n\n"}, 1, []error{failure.ErrStreamCut}, ""},
+		{"second_malformed_event", []string{first, "data: not json\n\n", first, "data: nor this\n\n"}, 2, []error{failure.ErrMalformed, failure.ErrStreamCut}, "nor this"},
 		{"prompt_blocked", []string{`data: {"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":9}}` + "\n\n"}, 0, []error{failure.ErrRefused}, ""},
 		{"answer_blocked", []string{`data: {"candidates":[{"finishReason":"SAFETY","index":0}]}` + "\n\n"}, 0, []error{failure.ErrRefused}, ""},
 		{"finish_without_text", []string{`data: {"candidates":[{"content":{"parts":[{"text":"hm","thought":true}]},"finishReason":"MAX_TOKENS"}]}` + "\n\n"}, 0, []error{failure.ErrEmptyAnswer}, ""},

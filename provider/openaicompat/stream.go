@@ -73,8 +73,9 @@ func (s *EventStream) Close() error {
 // nothing else), holding the last usage the upstream sent: upstreams that
 // repeat cumulative usage on every chunk are counted once.
 //
-// Next returns io.EOF after "data: [DONE]", or when the stream ends (or
-// breaks) after a finish_reason. Otherwise it returns a
+// Next returns io.EOF after "data: [DONE]", as soon as both a finish_reason
+// and the usage have come (in either order, on one chunk or two), or when
+// the stream ends (or breaks) after a finish_reason. Otherwise it returns a
 // *failure.UpstreamError with the response's status and header:
 //   - an error event (OpenRouter's mid-stream error, vLLM's object:error):
 //     Err wraps failure.ErrStreamCut and the *openai.ChunkError, Body is the
@@ -141,6 +142,13 @@ func (s *EventStream) Next() (llm.Chunk, error) {
 			fc, fr := s.think.Flush()
 			c.Content += fc
 			c.Reasoning += fr
+		}
+		if s.finished && s.usageSeen {
+			// The answer and its usage are in: nothing the caller needs
+			// comes after them, so the stream ends here rather than wait
+			// for a [DONE] an upstream may never send, on a connection it
+			// may keep open.
+			s.end()
 		}
 		if c.Role == "" && c.Content == "" && c.Reasoning == "" && c.ToolCalls == nil && c.FinishReason == "" {
 			continue // a usage-only chunk, or an empty delta

@@ -397,3 +397,39 @@ func TestStreamUsageOption(t *testing.T) {
 		t.Errorf("StreamUsage did not ask for usage: %s", body)
 	}
 }
+
+// TestStreamEndsOnceFinishedWithUsage: an upstream that sends the finish
+// and the usage, then neither [DONE] nor the end of the body, is finished at
+// once, with its usage: Next does not wait on the open connection.
+func TestStreamEndsOnceFinishedWithUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		events []string
+		want   []llm.Chunk
+	}{
+		{"usage after the finish", []string{evRole, evHello, evFinish, evUsage}, []llm.Chunk{{Role: "assistant"}, {Content: "Hello"}, {FinishReason: "stop"}, {Usage: usage5}}},
+		{"usage on the finish (Groq's x_groq)", []string{evRole, evHello, data(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"x_groq":{"id":"r","usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}}`)},
+			[]llm.Chunk{{Role: "assistant"}, {Content: "Hello"}, {FinishReason: "stop"}, {Usage: usage5}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			release := block(t)
+			_, c := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				sseHandler(tt.events...)(w, r)
+				select { // open and silent
+				case <-release:
+				case <-r.Context().Done():
+				}
+			})
+			s, err := c.Stream(context.Background(), testCall())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			got, err := drain(t, s)
+			if err != io.EOF || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %s, %v; want %s, io.EOF", show(got), err, show(tt.want))
+			}
+		})
+	}
+}

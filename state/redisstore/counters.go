@@ -52,6 +52,9 @@ func (s *Store) Spend(ctx context.Context, spends []state.Spend) (int, error) {
 		return -1, nil
 	}
 	if s.up.Load() {
+		if err := ctx.Err(); err != nil {
+			return -1, fmt.Errorf("redisstore: spend: %w", err)
+		}
 		failed, err := s.runSpend(ctx, spends, true)
 		if err == nil {
 			if failed < 0 {
@@ -61,7 +64,7 @@ func (s *Store) Spend(ctx context.Context, spends []state.Spend) (int, error) {
 			}
 			return failed, nil
 		}
-		if ctx.Err() != nil {
+		if callerGone(ctx) {
 			return -1, fmt.Errorf("redisstore: spend: %w", ctx.Err())
 		}
 		s.failed(err)
@@ -87,12 +90,15 @@ func (s *Store) Add(ctx context.Context, spends []state.Spend) error {
 		return nil
 	}
 	if s.up.Load() {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("redisstore: add: %w", err)
+		}
 		_, err := s.runSpend(ctx, spends, false)
 		if err == nil {
 			_ = s.local.Add(ctx, spends)
 			return nil
 		}
-		if ctx.Err() != nil {
+		if callerGone(ctx) {
 			return fmt.Errorf("redisstore: add: %w", ctx.Err())
 		}
 		s.failed(err)
@@ -159,11 +165,14 @@ func (s *Store) Sums(ctx context.Context, spends []state.Spend) ([]int64, error)
 		return []int64{}, nil
 	}
 	if s.up.Load() {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("redisstore: sums: %w", err)
+		}
 		out, err := s.redisSums(ctx, spends)
 		if err == nil {
 			return out, nil
 		}
-		if ctx.Err() != nil {
+		if callerGone(ctx) {
 			return nil, fmt.Errorf("redisstore: sums: %w", ctx.Err())
 		}
 		s.failed(err)

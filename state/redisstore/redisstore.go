@@ -26,8 +26,8 @@
 // # When Redis is away
 //
 // Redis trouble is not an outage. Each call waits at most OpTimeout for
-// Redis; when Redis does not answer in time the call is served by the Local
-// store instead, Health reports it, and later calls go straight to Local
+// Redis, or until the caller's deadline if that comes first; when Redis does
+// not answer in time the call is served by the Local store instead, Health reports it, and later calls go straight to Local
 // until a background probe (every second) finds Redis again. While
 // disconnected each instance checks its own counts only: caps are held per
 // instance, not jointly. Spends that passed locally are remembered and, when
@@ -267,6 +267,18 @@ func (s *Store) failed(err error) {
 	if changed {
 		s.logger.Warn("redisstore: Redis unreachable; serving from local state until it returns", "error", msg)
 	}
+}
+
+// callerGone reports whether a call that failed on Redis failed by its
+// caller's doing: the caller cancelled it (it went away), which says nothing
+// about Redis. A caller's deadline that passed while Redis was silent is
+// Redis being slow, as OpTimeout is, and counts as a Redis failure: the
+// router bounds store calls to 250ms, so with an OpTimeout longer than that
+// a frozen Redis would otherwise never be left for Local, and every request
+// would wait on it. (A deadline already passed before the call is returned
+// before Redis is asked.)
+func callerGone(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
 }
 
 // errorText is err's text, cut short. Redis client errors name the address

@@ -61,11 +61,14 @@ func (s *Store) SetRest(ctx context.Context, r state.Rest) error {
 		return errors.New("redisstore: set rest: empty key")
 	}
 	if s.up.Load() {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("redisstore: set rest %s: %w", r.Key, err)
+		}
 		err := s.redisSetRest(ctx, r)
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
+		if callerGone(ctx) {
 			return fmt.Errorf("redisstore: set rest %s: %w", r.Key, ctx.Err())
 		}
 		s.failed(err)
@@ -114,11 +117,14 @@ func (s *Store) redisSetRest(ctx context.Context, r state.Rest) error {
 // locally and replays the clearing when Redis returns.
 func (s *Store) ClearRest(ctx context.Context, key string, manual bool) error {
 	if s.up.Load() {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("redisstore: clear rest %s: %w", key, err)
+		}
 		err := s.redisClearRest(ctx, key, manual)
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
+		if callerGone(ctx) {
 			return fmt.Errorf("redisstore: clear rest %s: %w", key, ctx.Err())
 		}
 		s.failed(err)

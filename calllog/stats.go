@@ -1,0 +1,335 @@
+package calllog
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+)
+
+// Stats aggregates call-log records per route and per day (`tollfree log
+// stats`, issue 6 part 5). Its memory grows with routes times days, never
+// with the number of records: latencies go into a fixed-ratio histogram.
+// It is not safe for concurrent use.
+type Stats struct {
+	loc  *time.Location
+	rows map[rowKey]*acc
+	// Records counts the records added.
+	Records int
+}
+
+type rowKey struct {
+	day   string
+	route string
+}
+
+// acc is one row being accumulated.
+type acc struct {
+	Row
+	lat latencies
+}
+
+// Row is one route on one day.
+type Row struct {
+	// Day is the date, 2006-01-02, in the Stats' location.
+	Day      string `json:"day"`
+	Route    string `json:"route"`
+	Provider string `json:"provider"`
+	// Calls counts the attempts that reached the provider: every record but
+	// cached answers. Failed and cancelled attempts count: providers count
+	// them against their limits too.
+	Calls int `json:"calls"`
+	OK    int `json:"ok"`
+	// Failovers counts the attempts that sent their request on to the next
+	// route: every failure except cancelled (a lost hedge or a caller gone),
+	// bad_request and refused (those answer the caller with the provider's
+	// reason; refused fails over only in a chain that allows it, which the
+	// log does not say).
+	Failovers int `json:"failovers"`
+	// FailoverRate is Failovers / Calls.
+	FailoverRate float64 `json:"failover_rate"`
+	// Cached counts answers served from the cache for this route: no call.
+	Cached int `json:"cached"`
+	// Outcomes counts Calls by outcome ("ok", "rate_minute"...).
+	Outcomes map[string]int `json:"outcomes"`
+	// LatencyP50 and LatencyP95 are the latency quantiles of the ok
+	// attempts, in milliseconds to 0.1 (at most 1% high: see latencies); 0 when
+	// there is no ok attempt.
+	LatencyP50 float64 `json:"latency_p50_ms"`
+	LatencyP95 float64 `json:"latency_p95_ms"`
+	TokensIn   int     `json:"tokens_in"`
+	TokensOut  int     `json:"tokens_out"`
+	// RPDLimit and TPDLimit are the route's own daily limits from the plan
+	// (0: none, or a route the plan does not know). Calls and
+	// TokensIn+TokensOut are what was used against them.
+	RPDLimit int `json:"rpd_limit"`
+	TPDLimit int `json:"tpd_limit"`
+}
+
+// NewStats returns empty Stats that bucket days in loc (nil means UTC).
+func NewStats(loc *time.Location) *Stats {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return &Stats{loc: loc, rows: map[rowKey]*acc{}}
+}
+
+// Add counts one record.
+func (s *Stats) Add(r *Record) {
+	s.Records++
+	k := rowKey{day: r.Time.In(s.loc).Format(time.DateOnly), route: r.Route}
+	a := s.rows[k]
+	if a == nil {
+		a = &acc{Row: Row{Day: k.day, Route: r.Route, Provider: r.Provider, Outcomes: map[string]int{}}}
+		s.rows[k] = a
+	}
+	if r.Cached {
+		a.Cached++
+		return
+	}
+	a.Calls++
+	a.Outcomes[r.Outcome]++
+	a.TokensIn += r.TokensIn
+	a.TokensOut += r.TokensOut
+	switch r.Outcome {
+	case "ok":
+		a.OK++
+		a.lat.add(r.LatencyMS)
+	case "cancelled", "bad_request", "refused":
+	default:
+		a.Failovers++
+	}
+}
+
+// Rows returns one row per route and day, by day, then in the plan's
+// route order (routes the plan does not know last, by name), with the
+// plan's daily limits. plan may be nil.
+func (s *Stats) Rows(plan *config.Plan) []Row {
+	order := map[string]int{}
+	if plan != nil {
+		for i, id := range plan.RouteOrder {
+			order[id] = i + 1
+		}
+	}
+	rows := make([]Row, 0, len(s.rows))
+	for _, a := range s.rows {
+		r := a.Row
+		r.Outcomes = maps.Clone(a.Outcomes)
+		if r.Calls > 0 {
+			r.FailoverRate = float64(r.Failovers) / float64(r.Calls)
+		}
+		r.LatencyP50, r.LatencyP95 = round1(a.lat.quantile(0.50)), round1(a.lat.quantile(0.95))
+		if plan != nil {
+			if rt := plan.Routes[r.Route]; rt != nil {
+				r.RPDLimit, r.TPDLimit = rt.Limits.RPD, rt.Limits.TPD
+			}
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b Row) int {
+		if c := cmp.Compare(a.Day, b.Day); c != 0 {
+			return c
+		}
+		oa, ob := order[a.Route], order[b.Route]
+		switch {
+		case oa != 0 && ob != 0:
+			return cmp.Compare(oa, ob)
+		case oa != 0:
+			return -1
+		case ob != 0:
+			return 1
+		}
+		return cmp.Compare(a.Route, b.Route)
+	})
+	return rows
+}
+
+func round1(ms float64) float64 { return math.Round(ms*10) / 10 }
+
+// latencies is a histogram of milliseconds in buckets whose bounds grow by
+// 1%, so a quantile is reported at most 1% above the true value whatever
+// the number of records. Bucket 0 holds latencies under 0.1 ms.
+type latencies struct {
+	buckets map[int]int
+	n       int
+	max     float64
+}
+
+const (
+	latRatio = 1.01
+	latFloor = 0.1 // ms
+)
+
+func (l *latencies) add(ms float64) {
+	if l.buckets == nil {
+		l.buckets = map[int]int{}
+	}
+	b := 0
+	if ms > latFloor {
+		b = 1 + int(math.Ceil(math.Log(ms/latFloor)/math.Log(latRatio)))
+	}
+	l.buckets[b]++
+	l.n++
+	l.max = max(l.max, ms)
+}
+
+// quantile returns the nearest-rank q-quantile: the upper bound of the
+// bucket holding it, never above the largest latency seen.
+func (l *latencies) quantile(q float64) float64 {
+	if l.n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(q * float64(l.n)))
+	keys := make([]int, 0, len(l.buckets))
+	for k := range l.buckets {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	seen := 0
+	for _, k := range keys {
+		seen += l.buckets[k]
+		if seen >= rank {
+			if k == 0 {
+				return min(latFloor, l.max)
+			}
+			return min(latFloor*math.Pow(latRatio, float64(k-1)), l.max)
+		}
+	}
+	return l.max
+}
+
+// Summary is what `tollfree log stats -json` prints.
+type Summary struct {
+	// File is the log read.
+	File string `json:"file"`
+	// TZ is the zone days are counted in.
+	TZ string `json:"tz"`
+	// Records counts the records read; BadLines the lines skipped, the
+	// first of them at FirstBadLine.
+	Records      int   `json:"records"`
+	BadLines     int   `json:"bad_lines"`
+	FirstBadLine int   `json:"first_bad_line,omitempty"`
+	Rows         []Row `json:"rows"`
+}
+
+// Summarize reads the call log r (named file, for the summary) to its end,
+// one line at a time, and aggregates it per route and day in loc (nil
+// means UTC), with the plan's daily limits (plan may be nil).
+func Summarize(r io.Reader, file string, loc *time.Location, plan *config.Plan) (*Summary, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	rd := NewReader(r)
+	st := NewStats(loc)
+	var rec Record
+	for {
+		err := rd.Next(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		st.Add(&rec)
+	}
+	bad, first := rd.Bad()
+	return &Summary{File: file, TZ: loc.String(), Records: st.Records, BadLines: bad, FirstBadLine: first, Rows: st.Rows(plan)}, nil
+}
+
+// WriteTable writes s as an aligned table, one line per route and day.
+func (s *Summary) WriteTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "DAY (%s)\tROUTE\tCALLS\tOK\tFAILOVER\tP50\tP95\tTOKENS IN\tTOKENS OUT\tRPD USED\tTPD USED\tCACHED\tOUTCOMES\n", s.TZ)
+	for _, r := range s.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\n",
+			r.Day, r.Route, r.Calls, r.OK, percent(r.FailoverRate, r.Calls), ms(r.LatencyP50, r.OK), ms(r.LatencyP95, r.OK),
+			r.TokensIn, r.TokensOut, used(r.Calls, r.RPDLimit), used(r.TokensIn+r.TokensOut, r.TPDLimit), r.Cached, mix(r.Outcomes, r.Calls))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d records from %s", s.Records, s.File)
+	if s.BadLines > 0 {
+		fmt.Fprintf(w, "; %d bad lines skipped (the first is line %d)", s.BadLines, s.FirstBadLine)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "failover: share of calls that passed the request to the next route (failures other than cancelled, bad_request, refused).")
+	fmt.Fprintln(w, "latency: of ok calls. used: calls and tokens against the route's own daily limits, counted per day above.")
+}
+
+func percent(f float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", f*100)
+}
+
+func ms(v float64, n int) string {
+	switch {
+	case n == 0:
+		return "-"
+	case v < 10:
+		return fmt.Sprintf("%.1fms", v)
+	case v < 1000:
+		return fmt.Sprintf("%.0fms", v)
+	}
+	return fmt.Sprintf("%.2fs", v/1000)
+}
+
+func used(n, limit int) string {
+	if limit == 0 {
+		return fmt.Sprintf("%d/-", n)
+	}
+	return fmt.Sprintf("%d/%d", n, limit)
+}
+
+// mix formats the outcome shares, largest first: "ok 95% rate_minute 3%".
+// Ties keep the decision table's order; labels outside it come last.
+func mix(m map[string]int, total int) string {
+	if total == 0 {
+		return "-"
+	}
+	type oc struct {
+		name string
+		n    int
+		rank int
+	}
+	var all []oc
+	for name, n := range m {
+		rank := 1 << 10
+		if c, ok := failure.ParseClass(name); ok {
+			rank = int(c)
+		}
+		all = append(all, oc{name, n, rank})
+	}
+	slices.SortFunc(all, func(a, b oc) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	parts := make([]string, 0, len(all))
+	for _, o := range all {
+		p := math.Round(float64(o.n) * 100 / float64(total))
+		share := fmt.Sprintf("%.0f%%", p)
+		if p == 0 {
+			share = "<1%"
+		}
+		name := o.name
+		if name == "" {
+			name = "unknown"
+		}
+		parts = append(parts, name+" "+share)
+	}
+	return strings.Join(parts, " ")
+}

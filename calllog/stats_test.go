@@ -1,0 +1,241 @@
+package calllog
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const statsPlan = `
+providers:
+  groq: {preset: groq}
+  gemini: {preset: gemini}
+chains:
+  answer: {routes: [gemini/gemini-2.5-flash, groq/llama-3.3-70b-versatile]}
+`
+
+// sampleLog is two days of a small gateway's call log, with two bad lines.
+func sampleLog(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := New(&b)
+	day1 := time.Date(2026, 6, 15, 9, 0, 0, 0, time.UTC)
+	add := func(at time.Time, route, outcome string, latMS float64, in, out int, cached bool) {
+		prov := route[:bytes.IndexByte([]byte(route), '/')]
+		w.Write(&Record{Time: at, RequestID: "req", Chain: "answer", Route: route, Provider: prov, Outcome: outcome,
+			LatencyMS: latMS, TokensIn: in, TokensOut: out, Cached: cached})
+	}
+	const groq, gem = "groq/llama-3.3-70b-versatile", "gemini/gemini-2.5-flash"
+	for i := range 17 {
+		add(day1.Add(time.Duration(i)*time.Minute), groq, "ok", float64(200+10*i), 100, 20, false)
+	}
+	add(day1.Add(20*time.Minute), groq, "rate_minute", 35, 0, 0, false)
+	add(day1.Add(21*time.Minute), groq, "rate_minute", 40, 0, 0, false)
+	add(day1.Add(22*time.Minute), groq, "cancelled", 3000, 100, 0, false)
+	add(day1.Add(23*time.Minute), groq, "ok", 0, 0, 0, true)
+	b.WriteString("{\"time\":\"2026-06-15T09:30:00Z\",\"route\":\n") // cut by a crash
+	add(day1.Add(time.Hour), gem, "ok", 1500, 300, 40, false)
+	add(day1.Add(time.Hour+time.Minute), gem, "rate_day", 120, 0, 0, false)
+	add(day1.Add(time.Hour+2*time.Minute), gem, "bad_request", 90, 0, 0, false)
+	b.WriteString("not json\n")
+	// 03:00 UTC on the 16th is still the 15th in Los Angeles.
+	day2 := time.Date(2026, 6, 16, 3, 0, 0, 0, time.UTC)
+	add(day2, groq, "ok", 250, 80, 10, false)
+	add(day2.Add(10*time.Hour), groq, "ok", 260, 80, 10, false)
+	add(day2.Add(10*time.Hour), "old/retired", "gone", 50, 0, 0, false)
+	return b.Bytes()
+}
+
+func TestSummarize(t *testing.T) {
+	plan, err := config.Parse("stats.yaml", []byte(statsPlan), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := sampleLog(t)
+	tests := []struct {
+		name   string
+		loc    *time.Location
+		asJSON bool
+	}{
+		{name: "utc", loc: time.UTC},
+		{name: "los_angeles", loc: la},
+		{name: "json", loc: time.UTC, asJSON: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sum, err := Summarize(bytes.NewReader(log), "calls.jsonl", tt.loc, plan)
+			if err != nil {
+				t.Fatalf("Summarize: %v", err)
+			}
+			if sum.Records != 27 || sum.BadLines != 2 || sum.FirstBadLine != 22 {
+				t.Errorf("records %d, bad %d (first %d); want 27, 2 (first 22)", sum.Records, sum.BadLines, sum.FirstBadLine)
+			}
+			var out bytes.Buffer
+			if tt.asJSON {
+				enc := json.NewEncoder(&out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(sum); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				sum.WriteTable(&out)
+			}
+			golden(t, filepath.Join("testdata", "stats_"+tt.name+".golden"), out.String())
+		})
+	}
+}
+
+func TestStatsRow(t *testing.T) {
+	sum, err := Summarize(bytes.NewReader(sampleLog(t)), "calls.jsonl", time.UTC, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sum.Rows[0]
+	if r.Day != "2026-06-15" || r.Route != "gemini/gemini-2.5-flash" {
+		// Without a plan, routes sort by name.
+		t.Fatalf("first row %s %s, want 2026-06-15 gemini/gemini-2.5-flash", r.Day, r.Route)
+	}
+	r = sum.Rows[1]
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"calls (cached excluded)", r.Calls, 20},
+		{"ok", r.OK, 17},
+		{"cached", r.Cached, 1},
+		{"failovers (cancelled excluded)", r.Failovers, 2},
+		{"failover rate", r.FailoverRate, 0.1},
+		{"tokens in", r.TokensIn, 1800},
+		{"tokens out", r.TokensOut, 340},
+		// ok latencies 200..360 by 10: nearest rank 9 is 280, rank 17 is 360.
+		{"p50 within 1%", math.Abs(r.LatencyP50-280) <= 2.8, true},
+		{"p95 within 1%", math.Abs(r.LatencyP95-360) <= 3.6, true},
+		{"outcomes", fmt.Sprint(r.Outcomes), "map[cancelled:1 ok:17 rate_minute:2]"},
+		{"no limits without a plan", r.RPDLimit, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %v, want %v", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLatencyQuantiles(t *testing.T) {
+	tests := []struct {
+		name      string
+		values    []float64
+		q, lo, hi float64
+	}{
+		{name: "uniform p50", values: series(1, 1000), q: 0.5, lo: 500, hi: 505},
+		{name: "uniform p95", values: series(1, 1000), q: 0.95, lo: 950, hi: 959.5},
+		{name: "one value", values: []float64{412.3}, q: 0.95, lo: 412.3, hi: 412.3},
+		{name: "sub-floor", values: []float64{0, 0.05, 0.01}, q: 0.5, lo: 0, hi: latFloor},
+		{name: "minutes", values: series(60000, 60100), q: 0.5, lo: 60050, hi: 60050 * latRatio},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l latencies
+			for _, v := range tt.values {
+				l.add(v)
+			}
+			if got := l.quantile(tt.q); got < tt.lo || got > tt.hi {
+				t.Errorf("quantile(%g) = %g, want in [%g, %g]", tt.q, got, tt.lo, tt.hi)
+			}
+		})
+	}
+}
+
+func series(from, to int) []float64 {
+	var s []float64
+	for i := from; i <= to; i++ {
+		s = append(s, float64(i))
+	}
+	return s
+}
+
+// genLog produces n records on the fly, so that reading a large log is
+// tested without holding it.
+type genLog struct {
+	n, i int
+	buf  []byte
+	rec  Record
+}
+
+func (g *genLog) Read(p []byte) (int, error) {
+	for len(g.buf) == 0 {
+		if g.i == g.n {
+			return 0, io.EOF
+		}
+		g.rec = Record{Time: time.Date(2026, 6, 15, 0, 0, 10*g.i, 0, time.UTC), RequestID: "r", Route: fmt.Sprintf("p/m%d", g.i%7),
+			Provider: "p", Outcome: []string{"ok", "ok", "ok", "rate_minute"}[g.i%4], LatencyMS: float64(g.i % 1000), TokensIn: 10, TokensOut: 1}
+		g.buf = g.rec.appendJSON(g.buf[:0])
+		g.i++
+	}
+	n := copy(p, g.buf)
+	g.buf = g.buf[n:]
+	return n, nil
+}
+
+func TestSummarizeLarge(t *testing.T) {
+	const n = 30_000 // 3.5 days of records, one every 10 s
+	sum, err := Summarize(&genLog{n: n}, "gen", time.UTC, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records != n || sum.BadLines != 0 {
+		t.Fatalf("records %d, bad %d; want %d, 0", sum.Records, sum.BadLines, n)
+	}
+	if got, want := len(sum.Rows), 4*7; got != want {
+		t.Errorf("%d rows, want %d (4 days, 7 routes)", got, want)
+	}
+	calls := 0
+	for _, r := range sum.Rows {
+		calls += r.Calls
+	}
+	if calls != n {
+		t.Errorf("rows count %d calls, want %d", calls, n)
+	}
+}
+
+func BenchmarkSummarize(b *testing.B) {
+	for b.Loop() {
+		if _, err := Summarize(&genLog{n: 100_000}, "gen", time.UTC, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// golden compares got with the file at path, or rewrites it under -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file: %v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}

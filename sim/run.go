@@ -1,0 +1,427 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tollfree/tollfree"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/state/memstore"
+)
+
+// The policies Run compares.
+const (
+	// PolicyTollfree is the gateway with seed 000's limits configured.
+	PolicyTollfree = "tollfree"
+	// PolicyLearning is the gateway with every limit left out of its
+	// config: it knows them only from headers and 429s.
+	PolicyLearning = "tollfree, limits learned"
+	// PolicyNaive is seed 001's loop: each route in order, no budgets, no
+	// rests, no hedging.
+	PolicyNaive = "naive chain"
+	// PolicyCapacity answers each question with the first route of the
+	// chain that the emulator admits, asked at the arrival instant, each
+	// refusal free and every answer instant, with no incident: what the
+	// free limits can carry.
+	PolicyCapacity = "capacity"
+)
+
+// Options configure Run.
+type Options struct {
+	// Trace is the traffic; required.
+	Trace []Arrival
+	// Start is when the trace starts. Default 2026-06-16 00:00
+	// America/Los_Angeles, the start of a Gemini day.
+	Start time.Time
+	// Incidents happen on every day the trace covers; nil means none.
+	Incidents []Incident
+	// Policies to run, from the Policy constants. Default all four.
+	Policies []string
+}
+
+// DefaultStart is Options.Start's default.
+func DefaultStart() time.Time {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		la = time.FixedZone("PDT", -7*3600)
+	}
+	return time.Date(2026, 6, 16, 0, 0, 0, 0, la)
+}
+
+// Report is the outcome of every policy on one trace.
+type Report struct {
+	Start     time.Time
+	Requests  int
+	Days      int
+	Incidents []Incident
+	Results   []*Result
+}
+
+// Result returns the named policy's result, nil if it did not run.
+func (r *Report) Result(name string) *Result {
+	for _, x := range r.Results {
+		if x.Policy == name {
+			return x
+		}
+	}
+	return nil
+}
+
+// Result is what one policy did with the trace.
+type Result struct {
+	Policy string
+	// ByModel and ByFallback count the questions a model answered and
+	// those the fallback answered.
+	ByModel, ByFallback int
+	// Calls are the upstream calls made; RateLimited those the emulator
+	// answered 429 (every one the caller's making when its limits were
+	// configured).
+	Calls, RateLimited int
+	// FailedCalls are calls the provider counted that gave no answer (5xx,
+	// hangs, timeouts); FailedTokens what they were charged.
+	FailedCalls, FailedTokens int
+	// LoserCalls are hedge losers, cancelled once another route answered;
+	// LoserTokens what the provider charged for them anyway.
+	LoserCalls, LoserTokens int
+	// P50, P95, P99 are answer times (virtual), fallback answers included.
+	P50, P95, P99 time.Duration
+	// ByModelHour and FallbackHour count answers per hour of the trace.
+	ByModelHour, FallbackHour []int
+	// ByRoute counts answers per route.
+	ByRoute map[string]int
+	// Stalls counts the times the driver moved the clock without having
+	// seen every goroutine settle (0 in a sound run).
+	Stalls int64
+	// Elapsed is the real time the run took.
+	Elapsed time.Duration
+}
+
+// Run plays the trace against each policy, each on its own emulator and
+// fake clock, and returns the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if len(o.Trace) == 0 {
+		return nil, errors.New("sim: the trace is empty")
+	}
+	if o.Start.IsZero() {
+		o.Start = DefaultStart()
+	}
+	if len(o.Policies) == 0 {
+		o.Policies = []string{PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity}
+	}
+	days := int(o.Trace[len(o.Trace)-1].At/(24*time.Hour)) + 1
+	rep := &Report{Start: o.Start, Requests: len(o.Trace), Days: days, Incidents: o.Incidents}
+	for _, p := range o.Policies {
+		began := time.Now()
+		var res *Result
+		var err error
+		switch p {
+		case PolicyTollfree, PolicyLearning:
+			res, err = runGateway(ctx, o, days, p == PolicyTollfree)
+		case PolicyNaive:
+			res, err = runNaive(ctx, o, days, false)
+		case PolicyCapacity:
+			res, err = runNaive(ctx, o, days, true)
+		default:
+			return nil, fmt.Errorf("sim: unknown policy %q (want one of %q, %q, %q, %q)", p, PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sim: %s: %w", p, err)
+		}
+		res.Policy, res.Elapsed = p, time.Since(began)
+		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+// event is an arrival (incident nil) or an incident, in time order.
+type event struct {
+	at       time.Duration
+	prompt   int
+	incident *Incident
+}
+
+func events(o Options, days int) []event {
+	ev := make([]event, 0, len(o.Trace)+days*len(o.Incidents))
+	for _, a := range o.Trace {
+		ev = append(ev, event{at: a.At, prompt: a.Prompt})
+	}
+	for d := range days {
+		for i := range o.Incidents {
+			in := &o.Incidents[i]
+			ev = append(ev, event{at: time.Duration(d)*24*time.Hour + in.At, incident: in})
+		}
+	}
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].at < ev[j].at })
+	return ev
+}
+
+// outcome is what one question got.
+type outcome struct {
+	arrival bool
+	at      time.Duration
+	byModel bool
+	route   string
+	took    time.Duration
+}
+
+// emuURL is where the in-process emulator seems to live.
+const emuURL = "http://emulator.sim"
+
+func simEnv(k string) string {
+	if k == "SIM_KEY" {
+		return "sim-key"
+	}
+	return ""
+}
+
+// attempts records the router's attempts and tells the driver: a failed
+// attempt (recorded by the question's own goroutine, which then walks on)
+// makes that question busy again.
+type attempts struct {
+	d      *driver
+	mu     sync.Mutex // guards a, tracks
+	a      []route.Attempt
+	tracks map[string]*track
+}
+
+func (r *attempts) setTrack(id string, t *track) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t == nil {
+		delete(r.tracks, id)
+		return
+	}
+	r.tracks[id] = t
+}
+
+func (r *attempts) RecordAttempt(a *route.Attempt) {
+	r.mu.Lock()
+	r.a = append(r.a, *a)
+	t := r.tracks[a.RequestID]
+	r.mu.Unlock()
+	if t != nil && a.Class != failure.OK && a.Class != failure.Cancelled {
+		r.d.busy(t)
+	}
+	r.d.record()
+}
+
+func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result, error) {
+	d := newDriver(o.Start)
+	clk := d.clockFor(false)
+	emu := newEmulator(d, false)
+	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, limits)), simEnv)
+	if err != nil {
+		return nil, err
+	}
+	// The real policy: the gateway's router, budgets and state, as
+	// tollfree.New wires them, with each adapter wrapped for the driver.
+	store, err := memstore.Open(memstore.Options{Clock: clk, FlushEvery: 10000 * time.Hour})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	rec := &attempts{d: d, tracks: map[string]*track{}}
+	ups := tollfree.Upstreams(plan, &http.Client{Transport: transport{d: d, h: emu}})
+	router, err := route.New(route.Options{
+		Plan: plan, Upstreams: d.wrap(ups), Store: store, Clock: clk, Recorder: rec,
+		Budget: quota.New(quota.Options{Store: store, Clock: clk}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ev := events(o, days)
+	outs := make([]outcome, len(ev))
+	err = d.drive(ctx, o.Start, eventTimes(ev), applyIncident(ev, emu), func(ctx context.Context, i int) {
+		e := ev[i]
+		id := fmt.Sprintf("q%d", i)
+		ctx, tk := d.begin(ctx)
+		rec.setTrack(id, tk)
+		start := clk.Now()
+		res, err := router.Chat(ctx, "answer", id, question(e.prompt))
+		out := outcome{arrival: true, at: e.at, took: clk.Now().Sub(start)}
+		if err == nil {
+			out.byModel, out.route = true, res.Route.ID
+		}
+		outs[i] = out
+		rec.setTrack(id, nil)
+		d.end(tk)
+	})
+	router.Close()
+	if err != nil {
+		return nil, err
+	}
+	r := summarize(outs, o.Start, days)
+	r.Stalls = d.stalls.Load()
+	for _, a := range rec.a {
+		switch {
+		case a.Class == failure.OK:
+		case a.Class == failure.Cancelled:
+			r.LoserCalls++
+		case a.Status != http.StatusTooManyRequests:
+			r.FailedCalls++
+		}
+	}
+	emuCounts(r, emu)
+	return r, nil
+}
+
+// applyIncident returns the driver's inline handler: it applies incidents.
+func applyIncident(ev []event, emu *emulator.Emulator) func(int) bool {
+	return func(i int) bool {
+		if ev[i].incident == nil {
+			return false
+		}
+		ev[i].incident.apply(emu)
+		return true
+	}
+}
+
+func eventTimes(ev []event) []time.Duration {
+	at := make([]time.Duration, len(ev))
+	for i, e := range ev {
+		at[i] = e.at
+	}
+	return at
+}
+
+// emuCounts fills in what the emulator saw: calls, 429s, and the tokens
+// charged for calls that were cut (hedge losers) or failed.
+func emuCounts(r *Result, emu *emulator.Emulator) {
+	for _, rec := range emu.Records() {
+		r.Calls++
+		switch {
+		case strings.HasPrefix(rec.Behaviour, "limit_"):
+			r.RateLimited++
+		case rec.Status == 0 && rec.Behaviour == string(emulator.Answer):
+			r.LoserTokens += rec.PromptTokens + rec.CompletionTokens
+		}
+	}
+}
+
+// runNaive runs seed 001's loop: each route in order with the chain's
+// attempt timeout, within its deadline, moving on at any failure. As the
+// capacity oracle (oracle true), every answer is instant and no incident
+// happens.
+func runNaive(ctx context.Context, o Options, days int, oracle bool) (*Result, error) {
+	d := newDriver(o.Start)
+	emu := newEmulator(d, oracle)
+	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, true)), simEnv)
+	if err != nil {
+		return nil, err
+	}
+	ups := d.wrap(tollfree.Upstreams(plan, &http.Client{Transport: transport{d: d, h: emu}}))
+	ch := plan.Chains["answer"]
+	clk := d.clockFor(false)
+	if oracle {
+		o.Incidents = nil
+	}
+	ev := events(o, days)
+	outs := make([]outcome, len(ev))
+	var mu sync.Mutex // guards failed
+	failed := 0
+	err = d.drive(ctx, o.Start, eventTimes(ev), applyIncident(ev, emu), func(ctx context.Context, i int) {
+		e := ev[i]
+		ctx, tk := d.begin(ctx)
+		defer d.end(tk)
+		start := clk.Now()
+		req := question(e.prompt)
+		out := outcome{arrival: true, at: e.at}
+		dctx, cancel := clock.WithTimeout(ctx, clk, ch.Deadline)
+		defer cancel()
+		for _, rt := range ch.Routes {
+			if dctx.Err() != nil {
+				break
+			}
+			actx, acancel := clock.WithTimeout(dctx, clk, ch.AttemptTimeout)
+			resp, err := ups[rt.Provider.Name].Chat(actx, provider.Call{Model: rt.Model, Request: req, Extra: rt.Extra})
+			acancel()
+			d.busy(tk)
+			d.record()
+			if err == nil && strings.TrimSpace(resp.Content) != "" {
+				out.byModel, out.route = true, rt.ID
+				break
+			}
+			var ue *failure.UpstreamError
+			if !errors.As(err, &ue) || ue.Status != http.StatusTooManyRequests {
+				mu.Lock()
+				failed++
+				mu.Unlock()
+			}
+		}
+		out.took = clk.Now().Sub(start)
+		outs[i] = out
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := summarize(outs, o.Start, days)
+	r.Stalls = d.stalls.Load()
+	r.FailedCalls = failed
+	emuCounts(r, emu)
+	return r, nil
+}
+
+// summarize counts the outcomes.
+func summarize(outs []outcome, start time.Time, days int) *Result {
+	r := &Result{ByModelHour: make([]int, 24*days), FallbackHour: make([]int, 24*days), ByRoute: map[string]int{}}
+	var took []time.Duration
+	for _, o := range outs {
+		if !o.arrival {
+			continue
+		}
+		h := min(int(o.at/time.Hour), len(r.ByModelHour)-1)
+		if o.byModel {
+			r.ByModel++
+			r.ByModelHour[h]++
+			r.ByRoute[o.route]++
+		} else {
+			r.ByFallback++
+			r.FallbackHour[h]++
+		}
+		took = append(took, o.took)
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	pct := func(p float64) time.Duration {
+		if len(took) == 0 {
+			return 0
+		}
+		return took[min(int(p*float64(len(took))), len(took)-1)]
+	}
+	r.P50, r.P95, r.P99 = pct(0.50), pct(0.95), pct(0.99)
+	return r
+}
+
+// words are the filler of the emulated site content: three letters and a
+// space each, so that the emulator's count (four bytes a token) and the
+// gateway's estimate agree within a few percent.
+var words = []string{"the", "map", "api", "run", "job", "web", "art", "new", "use", "how", "and", "for", "log", "dev", "app", "kit"}
+
+// question is a site-assistant question of n prompt tokens: the site's
+// content as the system message, then a short question, with a 400-token
+// cap on the answer.
+func question(n int) *llm.Request {
+	const q = "What did you build for the map app and how can I get in touch with you now?"
+	var b strings.Builder
+	b.Grow(4 * n)
+	for i := 0; b.Len()+4 <= 4*n-len(q); i++ {
+		b.WriteString(words[(i*7+i/16)%len(words)])
+		b.WriteByte(' ')
+	}
+	return &llm.Request{MaxTokens: 400, Messages: []llm.Message{
+		{Role: "system", Content: b.String()},
+		{Role: "user", Content: q},
+	}}
+}

@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// shortDay is seed 000's day squeezed into three hours: 700 questions, so
+// that Flash Lite's day and Groq's daily tokens run out within it and the
+// chain must carry the rest on its other routes.
+func shortDay() []Arrival {
+	tr := Generate(TraceOptions{PerDay: 700, Seed: 7})
+	for i := range tr {
+		tr[i].At /= 8
+	}
+	return tr
+}
+
+// TestDayOnVirtualClock is issue 3's third point: a day of traffic on a
+// virtual clock over seed 000's chain, the emulator enforcing the limits on
+// its side. With the limits configured the gateway causes no 429 and
+// answers what the limits allow; with them left out it learns them, and
+// its figures are logged.
+func TestDayOnVirtualClock(t *testing.T) {
+	rep, err := Run(context.Background(), Options{Trace: shortDay()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	rep.WriteTable(&table)
+	t.Logf("\n%s", table.String())
+	tf, learn, naive, capa := rep.Result(PolicyTollfree), rep.Result(PolicyLearning), rep.Result(PolicyNaive), rep.Result(PolicyCapacity)
+
+	if tf.RateLimited != 0 {
+		t.Errorf("tollfree with limits configured: got %d 429s, want 0", tf.RateLimited)
+	}
+	if tf.ByModel != capa.ByModel {
+		t.Errorf("tollfree answered %d by a model, want %d (what the limits allow)", tf.ByModel, capa.ByModel)
+	}
+	// The trace exhausts routes: without that the comparison proves little.
+	if capa.ByRoute["gemini/gemini-3.1-flash-lite"] != 500 {
+		t.Errorf("capacity run: Flash Lite answered %d, want its 500 a day spent", capa.ByRoute["gemini/gemini-3.1-flash-lite"])
+	}
+	for _, r := range rep.Results {
+		if r.Stalls != 0 {
+			t.Errorf("%s: the driver stalled %d times, want 0", r.Policy, r.Stalls)
+		}
+		if r.ByModel+r.ByFallback != rep.Requests {
+			t.Errorf("%s: %d + %d answers for %d questions", r.Policy, r.ByModel, r.ByFallback, rep.Requests)
+		}
+	}
+	// Learning: a few 429s teach it the limits; far fewer than the naive
+	// chain's, and nearly as many answers.
+	t.Logf("limits learned: %d answered by a model of %d the limits allow, %d 429s (naive chain: %d 429s)",
+		learn.ByModel, capa.ByModel, learn.RateLimited, naive.RateLimited)
+	if learn.RateLimited*10 > naive.RateLimited {
+		t.Errorf("limits learned: got %d 429s, want under a tenth of the naive chain's %d", learn.RateLimited, naive.RateLimited)
+	}
+	if learn.ByModel*100 < capa.ByModel*98 {
+		t.Errorf("limits learned: answered %d by a model, want at least 98%% of %d", learn.ByModel, capa.ByModel)
+	}
+}
+
+func TestGenerateIsReproducible(t *testing.T) {
+	a, b := Generate(TraceOptions{Seed: 3}), Generate(TraceOptions{Seed: 3})
+	if len(a) != 3000 {
+		t.Fatalf("got %d arrivals, want 3000", len(a))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("arrival %d: got %+v and %+v from one seed", i, a[i], b[i])
+		}
+		if a[i].At < 0 || a[i].At >= 24*time.Hour || a[i].Prompt < 1500 || a[i].Prompt > 4500 {
+			t.Fatalf("arrival %d out of range: %+v", i, a[i])
+		}
+	}
+}
+
+func TestReadTrace(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []Arrival
+		wantErr string
+	}{
+		{name: "header and unordered lines", in: "seconds,prompt_tokens\n90.5,3000\n2,1500\n",
+			want: []Arrival{{At: 2 * time.Second, Prompt: 1500}, {At: 90500 * time.Millisecond, Prompt: 3000}}},
+		{name: "no header", in: "0,10\n", want: []Arrival{{At: 0, Prompt: 10}}},
+		{name: "empty", in: "", wantErr: "no arrivals"},
+		{name: "one field", in: "1\n", wantErr: "two fields"},
+		{name: "not a number", in: "1,2\nx,3\n", wantErr: "line 2"},
+		{name: "negative", in: "-1,2\n", wantErr: "within a year"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ReadTrace(strings.NewReader(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("arrival %d: got %+v, want %+v", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
