@@ -55,7 +55,8 @@ type Row struct {
 	// reason; refused fails over only in a chain that allows it, which the
 	// log does not say).
 	Failovers int `json:"failovers"`
-	// FailoverRate is Failovers / Calls.
+	// FailoverRate is Failovers over the calls that were not cancelled,
+	// the definition the status page's stats package uses too.
 	FailoverRate float64 `json:"failover_rate"`
 	// Cached counts answers served from the cache for this route: no call.
 	Cached int `json:"cached"`
@@ -124,8 +125,8 @@ func (s *Stats) Rows(plan *config.Plan) []Row {
 	for _, a := range s.rows {
 		r := a.Row
 		r.Outcomes = maps.Clone(a.Outcomes)
-		if r.Calls > 0 {
-			r.FailoverRate = float64(r.Failovers) / float64(r.Calls)
+		if judged := r.Calls - r.Outcomes["cancelled"]; judged > 0 {
+			r.FailoverRate = float64(r.Failovers) / float64(judged)
 		}
 		r.LatencyP50, r.LatencyP95 = round1(a.lat.quantile(0.50)), round1(a.lat.quantile(0.95))
 		if plan != nil {
@@ -251,7 +252,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	fmt.Fprintf(tw, "DAY (%s)\tROUTE\tCALLS\tOK\tFAILOVER\tP50\tP95\tTOKENS IN\tTOKENS OUT\tRPD USED\tTPD USED\tCACHED\tOUTCOMES\n", s.TZ)
 	for _, r := range s.Rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\n",
-			r.Day, r.Route, r.Calls, r.OK, percent(r.FailoverRate, r.Calls), ms(r.LatencyP50, r.OK), ms(r.LatencyP95, r.OK),
+			r.Day, r.Route, r.Calls, r.OK, percent(r.FailoverRate, r.Calls-r.Outcomes["cancelled"]), ms(r.LatencyP50, r.OK), ms(r.LatencyP95, r.OK),
 			r.TokensIn, r.TokensOut, used(r.Calls, r.RPDLimit), used(r.TokensIn+r.TokensOut, r.TPDLimit), r.Cached, mix(r.Outcomes, r.Calls))
 	}
 	tw.Flush()
@@ -260,7 +261,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "; %d bad lines skipped (the first is line %d)", s.BadLines, s.FirstBadLine)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "failover: share of calls that passed the request to the next route (failures other than cancelled, bad_request, refused).")
+	fmt.Fprintln(w, "failover: share of the calls not cancelled that passed their request to the next route (failures other than bad_request, refused).")
 	fmt.Fprintln(w, "latency: of ok calls. used: calls and tokens against the route's own daily limits, counted per day above.")
 }
 

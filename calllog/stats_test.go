@@ -119,7 +119,7 @@ func TestStatsRow(t *testing.T) {
 		{"ok", r.OK, 17},
 		{"cached", r.Cached, 1},
 		{"failovers (cancelled excluded)", r.Failovers, 2},
-		{"failover rate", r.FailoverRate, 0.1},
+		{"failover rate (cancelled left out)", r.FailoverRate, 2.0 / 19},
 		{"tokens in", r.TokensIn, 1800},
 		{"tokens out", r.TokensOut, 340},
 		// ok latencies 200..360 by 10: nearest rank 9 is 280, rank 17 is 360.

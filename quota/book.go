@@ -116,13 +116,20 @@ func limitName(s scope, k kind) string {
 // safety margin (see the package doc). A budget that cannot take the
 // request gives an *ExhaustedError. Any other error is the Store's, wrapped:
 // the router then treats the route as allowed, calls it without a
-// reservation, and Settle(nil) does nothing.
+// reservation, and Settle(nil) does nothing. A route with no limit at all
+// (none configured for it or its provider, none learned from headers) is
+// not counted: Reserve returns nil, nil at once, as cheap as no budget.
 func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin float64) (*Reservation, error) {
 	now := b.clock.Now()
 	if tokens < 0 {
 		tokens = 0
 	}
 	sc := scopes(r)
+	if !b.limited(sc, now) {
+		// Neither the route nor its provider has a limit, configured or
+		// learned: there is nothing to check, and counting would only cost.
+		return nil, nil
+	}
 	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
 	type meta struct {
 		s scope
@@ -163,6 +170,25 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		}
 	}
 	return res, nil
+}
+
+// limited reports whether any window of the scopes has a limit at now.
+func (b *Book) limited(sc []scope, now time.Time) bool {
+	for _, s := range sc {
+		if s.limits != (config.Limits{}) {
+			return true
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range sc {
+		for k := kind(0); k < nKinds; k++ {
+			if l, ok := b.learned[learnKey{s.key, k}]; ok && l.limit > 0 && now.Sub(l.seen) < learnTTL {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // until works out when a refused spend sp on window w would pass: for a

@@ -88,8 +88,8 @@ type reading struct {
 // add, not atomic with concurrent reservations; the next response corrects
 // again. A Store error is returned wrapped and changes nothing else.
 func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) error {
-	if len(h) == 0 {
-		return nil
+	if !hasRateLimitHeaders(h) {
+		return nil // most answers of most providers: nothing to parse
 	}
 	now := b.clock.Now()
 	readings := parseHeaders(r, h, now)
@@ -186,6 +186,18 @@ func parseGroq(h http.Header) []reading {
 		}
 	}
 	return out
+}
+
+// hasRateLimitHeaders reports, without allocating, whether h has any
+// x-ratelimit-* header (every format above starts so).
+func hasRateLimitHeaders(h http.Header) bool {
+	const prefix = "x-ratelimit-"
+	for k := range h {
+		if len(k) > len(prefix) && strings.EqualFold(k[:len(prefix)], prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseCerebras reads the self-describing -requests-day, -tokens-minute,

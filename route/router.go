@@ -253,8 +253,7 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 		lat = now.Sub(start)
 	}
 	r.observe(win.route.ID, true, lat)
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), storeWait)
-	defer cancel()
+	bctx := w.background()
 	if r.budget != nil {
 		if win.res != nil {
 			_ = r.budget.Settle(bctx, win.res, u.PromptTokens+u.CompletionTokens, known)
@@ -271,8 +270,7 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	})
 }
 
-// storeWait bounds every store call made after a request's own context may
-// have ended (rests, settles).
+// storeWait bounds the store calls of a probe.
 const storeWait = 250 * time.Millisecond
 
 // fmtUntil formats a time for error messages.
@@ -305,7 +303,7 @@ func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Att
 	req := &llm.Request{MaxTokens: maxTokens, Messages: []llm.Message{{Role: "user", Content: "Reply with the single word: ok"}}}
 	now := r.clock.Now()
 	w := &walk{
-		r: r, ch: ch, id: "probe", req: req, parent: ctx,
+		r: r, ch: ch, id: "probe", req: req, parent: ctx, bg: context.WithoutCancel(ctx),
 		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
 		order: ch.Routes, provFailed: map[string]bool{}, inflight: map[*config.Route]*outcome{},
 		rests: map[string]state.Rest{},

@@ -34,6 +34,7 @@ type walk struct {
 	req    *llm.Request
 	stream bool
 	parent context.Context
+	bg     context.Context // see background
 
 	start    time.Time
 	deadline time.Time
@@ -92,7 +93,7 @@ func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request
 	now := r.clock.Now()
 	req, kept := keepExchanges(req, ch.KeepExchanges)
 	w := &walk{
-		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx, kept: kept,
+		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx, bg: context.WithoutCancel(ctx), kept: kept,
 		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
 		order:      r.ordered(ch),
 		provFailed: make(map[string]bool),
@@ -104,12 +105,16 @@ func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request
 
 func (w *walk) close() {}
 
+// background is the request's context without its cancellation, for what
+// must be recorded after the caller went away (rests, settles). Stores
+// bound their own waits (redisstore's OpTimeout; memstore never blocks).
+// It is set when the walk is made: settle runs on other goroutines too.
+func (w *walk) background() context.Context { return w.bg }
+
 // loadRests reads the rests in force. A store that cannot answer leaves the
 // walk with no rests known: it is better to call a resting route than none.
 func (w *walk) loadRests(ctx context.Context) {
-	sctx, cancel := context.WithTimeout(ctx, storeWait)
-	defer cancel()
-	rs, err := w.r.store.Rests(sctx, w.r.clock.Now())
+	rs, err := w.r.store.Rests(ctx, w.r.clock.Now())
 	if err != nil {
 		w.r.log.Warn("state store: reading rests failed; routing without them", "err", err)
 	}
@@ -243,8 +248,7 @@ func (w *walk) launchNext(hedge bool) bool {
 }
 
 func (w *walk) reserve(rt *config.Route, req *llm.Request) (*quota.Reservation, error) {
-	ctx, cancel := context.WithTimeout(w.parent, storeWait)
-	defer cancel()
+	ctx := w.parent
 	est := w.est
 	if req != w.req {
 		est = quota.Estimate(req)
@@ -288,9 +292,7 @@ func (w *walk) hedgeable(rt *config.Route) bool {
 	if w.r.budget == nil {
 		return rt.Limits.RPD == 0 || rt.Limits.RPD > w.ch.HedgeMinDaily
 	}
-	ctx, cancel := context.WithTimeout(w.parent, storeWait)
-	defer cancel()
-	left, err := w.r.budget.Left(ctx, rt)
+	left, err := w.r.budget.Left(w.parent, rt)
 	if err != nil {
 		return false
 	}
@@ -413,8 +415,7 @@ func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
 		Start: o.start, Latency: now.Sub(o.start), Status: statusOf(o.err), Class: v.Class,
 		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), storeWait)
-	defer cancel()
+	ctx := w.background()
 	if v.Class != failure.Cancelled && v.Scope != failure.ScopeRequest {
 		streak := r.observe(rt.ID, false, 0)
 		until, scope := r.plan.Rest.Rest(v, now, streak, func(t time.Time) time.Time { return quota.NextReset(rt.Reset, t) })
