@@ -216,16 +216,35 @@ func (r *Router) observe(id string, ok bool, latency time.Duration) int {
 	}
 	if ok {
 		s.streak = 0
-		ms := float64(latency) / float64(time.Millisecond)
-		if s.ewmaMS == 0 {
-			s.ewmaMS = ms
-		} else {
-			s.ewmaMS = 0.8*s.ewmaMS + 0.2*ms
-		}
+		s.addLatency(latency)
 		return 0
 	}
 	s.streak++
 	return s.streak
+}
+
+// observeSlow feeds a lower bound of a route's latency: a hedge loser had
+// been silent for at least d. It is not a failure (the decision table
+// rests nothing for a lost race), but a latency-aware chain should stop
+// putting a route that keeps losing races first.
+func (r *Router) observeSlow(id string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats[id]
+	if s == nil {
+		s = &routeStats{}
+		r.stats[id] = s
+	}
+	s.addLatency(d)
+}
+
+func (s *routeStats) addLatency(d time.Duration) {
+	ms := float64(d) / float64(time.Millisecond)
+	if s.ewmaMS == 0 {
+		s.ewmaMS = ms
+	} else {
+		s.ewmaMS = 0.8*s.ewmaMS + 0.2*ms
+	}
 }
 
 // Latency returns the decaying average latency of a route's answers, 0 when

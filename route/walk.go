@@ -416,6 +416,9 @@ func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
 		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
 	}
 	ctx := w.background()
+	if v.Class == failure.Cancelled && context.Cause(o.ctx) == errLostRace {
+		r.observeSlow(rt.ID, a.Latency)
+	}
 	if v.Class != failure.Cancelled && v.Scope != failure.ScopeRequest {
 		streak := r.observe(rt.ID, false, 0)
 		until, scope := r.plan.Rest.Rest(v, now, streak, func(t time.Time) time.Time { return quota.NextReset(rt.Reset, t) })
