@@ -86,6 +86,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *c
 		if !sw.chunk(c) {
 			return
 		}
+		// Flush when the next chunk would wait on the upstream: at once
+		// for the caller, and one write for chunks that came together.
+		if rs.Buffered() == 0 {
+			_ = sw.rc.Flush()
+		}
 	}
 	// An answer that ended with [DONE] but no finish_reason: what the think
 	// filter held back, then the finish the client expects.
@@ -129,13 +134,15 @@ type sseWriter struct {
 }
 
 // chunk writes c unless it has nothing to say (usage is written once, at
-// the end). It reports false when the caller went away.
+// the end), without flushing: the caller flushes once nothing more is at
+// hand. It reports false when the caller went away.
 func (sw *sseWriter) chunk(c llm.Chunk) bool {
 	if c.Content == "" && c.Role == "" && c.FinishReason == "" && c.ToolCalls == nil && (c.Reasoning == "" || !sw.pass) {
 		return true
 	}
 	*sw.buf = openai.AppendChunk((*sw.buf)[:0], sw.id, sw.model, sw.created, c, sw.pass)
-	return sw.write()
+	_, err := sw.w.Write(*sw.buf)
+	return err == nil
 }
 
 func (sw *sseWriter) errorEvent(msg string) {

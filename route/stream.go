@@ -95,6 +95,22 @@ type partUsage struct {
 // Header returns the response header of the route streaming now.
 func (s *RoutedStream) Header() http.Header { return s.o.stream.Header() }
 
+// Buffered reports whether more of the answer is already at hand (a chunk
+// held back, or bytes the upstream sent that are not parsed yet), so that
+// the next Next will not wait on the network. The HTTP API flushes only
+// when it is zero: chunks that arrived together leave together, and
+// nothing waits in a buffer while the upstream is silent. Call it from the
+// goroutine calling Next.
+func (s *RoutedStream) Buffered() int {
+	if s.pending != nil {
+		return 1
+	}
+	if b, ok := s.o.stream.(interface{ Buffered() int }); ok {
+		return b.Buffered()
+	}
+	return 0
+}
+
 // Parts returns how many parts the answer has had so far: 1, plus one per
 // continuation on another route.
 func (s *RoutedStream) Parts() int { return s.parts + 1 }

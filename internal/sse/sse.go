@@ -197,3 +197,7 @@ func (rd *Reader) fill() {
 	}
 	rd.err = io.ErrNoProgress
 }
+
+// Buffered returns how many bytes have been read from the underlying reader
+// but not yet returned as events: more events may be ready without a read.
+func (r *Reader) Buffered() int { return r.end - r.start }

@@ -169,3 +169,13 @@ func (s *stream) event(data []byte) (ch llm.Chunk, ok bool, err error) {
 func (s *stream) fail(body []byte, err error) error {
 	return s.c.fail(s.model, s.status, s.header, capBody(body), err)
 }
+
+// Buffered reports the bytes read but not yet parsed (see
+// openaicompat.EventStream.Buffered). Call it from the goroutine calling
+// Next.
+func (s *stream) Buffered() int {
+	if s.rd == nil || s.err != nil {
+		return 0
+	}
+	return s.rd.Buffered()
+}

@@ -202,3 +202,15 @@ func (s *EventStream) stop(err error) {
 		s.rd = nil
 	}
 }
+
+// Buffered reports how much of the answer is already here: chunks queued
+// and bytes read but not yet parsed. A writer uses it to flush only when the
+// next Next would wait on the network. Call it from the goroutine calling
+// Next.
+func (s *EventStream) Buffered() int {
+	n := len(s.queue)
+	if s.rd != nil {
+		n += s.rd.Buffered()
+	}
+	return n
+}
