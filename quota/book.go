@@ -124,12 +124,12 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	if tokens < 0 {
 		tokens = 0
 	}
-	sc := scopes(r)
-	if !b.limited(sc, now) {
+	if !b.limited(r, now) {
 		// Neither the route nor its provider has a limit, configured or
 		// learned: there is nothing to check, and counting would only cost.
 		return nil, nil
 	}
+	sc := scopes(r)
 	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
 	type meta struct {
 		s scope
@@ -172,16 +172,18 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	return res, nil
 }
 
-// limited reports whether any window of the scopes has a limit at now.
-func (b *Book) limited(sc []scope, now time.Time) bool {
-	for _, s := range sc {
-		if s.limits != (config.Limits{}) {
-			return true
-		}
+// limited reports whether route r or its provider has any limit at now,
+// configured or learned. It allocates nothing: it runs on every attempt.
+func (b *Book) limited(r *config.Route, now time.Time) bool {
+	if r.Limits != (config.Limits{}) || r.Provider != nil && r.Provider.Limits != (config.Limits{}) {
+		return true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, s := range sc {
+	if len(b.learned) == 0 {
+		return false
+	}
+	for _, s := range scopes(r) {
 		for k := kind(0); k < nKinds; k++ {
 			if l, ok := b.learned[learnKey{s.key, k}]; ok && l.limit > 0 && now.Sub(l.seen) < learnTTL {
 				return true

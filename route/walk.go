@@ -323,7 +323,7 @@ func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota
 	up := w.r.ups[rt.Provider.Name]
 	call := provider.Call{Model: rt.Model, Request: req, Extra: rt.Extra}
 	results := w.results
-	go func() {
+	run := func() {
 		if w.stream {
 			o.stream, o.first, o.err = firstChunk(ctx, up, call)
 		} else {
@@ -333,8 +333,17 @@ func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota
 		if !w.stream || o.err != nil {
 			o.timer.Stop()
 		}
-		results <- o
-	}()
+		results <- o // buffered for every attempt of the round
+	}
+	if w.ch.HedgeDelay <= 0 {
+		// Nothing will race this attempt: run it on the request's own
+		// goroutine. Its context still ends it at its timeout, the chain's
+		// deadline or the caller's leaving, and it saves a goroutine and a
+		// hand-off on every request.
+		run()
+		return
+	}
+	go run()
 }
 
 // firstChunk opens a stream and waits for its first chunk with content:
