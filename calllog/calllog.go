@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tollfree/tollfree/openai"
 	"github.com/tollfree/tollfree/route"
 )
 
@@ -227,35 +228,5 @@ func (r *Record) appendJSON(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
-			continue
-		}
-		if c >= 0x80 {
-			continue // UTF-8 passes through; the writer's inputs are valid strings
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+func appendString(b []byte, s string) []byte { return openai.AppendString(b, s) }

@@ -265,3 +265,8 @@ func joinParts(parts []wirePart) (text, reasoning string) {
 	}
 	return strings.Join(t, "\n"), strings.Join(r, "\n")
 }
+
+// AppendString appends s as a JSON string, as every encoder of this package
+// does (see appendString). Other hand-written encoders (the call log) use it
+// so that there is one escaper.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
