@@ -1,4 +1,6 @@
-// Package calllog writes the call log: one JSON line per attempt, so that a
+// Package calllog writes and reads the call log: one JSON line per attempt
+// (Writer), read back a line at a time and summarised per route and day for
+// `tollfree log stats` (Reader, Stats), so that a
 // caller can find what served its request (by request id) and an operator
 // can see failover rates and token use per route (seed 002's
 // data/logs/model-calls.jsonl, seed 003's "observability you need").

@@ -31,9 +31,9 @@ Usage:
   tollfree serve [-config FILE] [-listen ADDR]   run the gateway
   tollfree check [-config FILE]                  validate a config, print chains, routes and limits
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
-  tollfree doctor [-config FILE]                 probe every route with a tiny request
+  tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
   tollfree sim   [-days N] [-trace FILE]         simulate a day of traffic: tollfree vs a naive chain
-  tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens
+  tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens (-tz ZONE, -json)
 
 Without -config, tollfree.yaml is read when it exists; otherwise the built-in
 free-tier presets are used with the provider keys found in the environment
