@@ -61,6 +61,9 @@ type wireError struct {
 // Content is passed as sent, <think> tags included: a tag may be split
 // across chunks, so separating it takes a ThinkFilter over the stream.
 func DecodeChunk(data []byte) (llm.Chunk, *ChunkError, error) {
+	if c, ok := decodeChunkFast(data); ok {
+		return c, nil, nil
+	}
 	var w wireChunk
 	if len(data) > 0 && data[0] == '[' {
 		// Gemini's OpenAI-compatible endpoint wraps errors in an array.

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"github.com/tollfree/tollfree/llm"
 	"testing"
 	"unicode/utf8"
 
@@ -76,6 +77,53 @@ func FuzzDecodeChunk(f *testing.F) {
 		}
 		if back.Content != c.Content || back.Reasoning != c.Reasoning || back.FinishReason != c.FinishReason {
 			t.Fatalf("round trip changed the chunk: %+v -> %+v", c, back)
+		}
+	})
+}
+
+// FuzzDecodeChunkFast holds the fast path to the reflective one: whenever
+// decodeChunkFast takes a payload, DecodeChunk's reference path must give
+// the same chunk.
+func FuzzDecodeChunkFast(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}`,
+		`{"choices":[{"delta":{"content":"a\u00e9\ud83d\ude00 \"q\""},"finish_reason":"stop"}]}`,
+		`{"choices":[{"delta":{"reasoning":"r","reasoning_content":"rc","tool_calls":[{"index":0}]}}]}`,
+		`{"choices":[{"delta":{"reasoning_content":"rc"}}]}`,
+		`{"choices":[{"delta":{"content":"x"}}],"Usage":{"prompt_tokens":1}}`,
+		`{"choices":[{"delta":{"Content":"x","content":"y"}}]}`,
+		`{"choices":[],"usage":null}`,
+		`{"choices":[{"delta":{"content":"\ud83d"}}]}`,
+		"{\"choices\":[{\"delta\":{\"content\":\"\xff\"}}]}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := decodeChunkFast(data)
+		if !ok {
+			return
+		}
+		var w wireChunk
+		if err := unmarshalLenient(data, &w); err != nil {
+			t.Fatalf("fast path took %q, which the reference refuses: %v", data, err)
+		}
+		if ce := w.chunkError(); ce != nil {
+			t.Fatalf("fast path took an error payload %q", data)
+		}
+		var want llm.Chunk
+		if len(w.Choices) > 0 {
+			ch := &w.Choices[0]
+			want.Role, want.Content, want.Reasoning, want.FinishReason = ch.Delta.Role, ch.Delta.Content.text, ch.Delta.reasoning(), ch.FinishReason
+			if !isNull(ch.Delta.ToolCalls) {
+				want.ToolCalls = cleanRaw(ch.Delta.ToolCalls)
+			}
+		}
+		if w.Usage != nil || w.XGroq != nil && w.XGroq.Usage != nil {
+			t.Fatalf("fast path took a payload with usage: %q", data)
+		}
+		if fast.Role != want.Role || fast.Content != want.Content || fast.Reasoning != want.Reasoning ||
+			fast.FinishReason != want.FinishReason || string(fast.ToolCalls) != string(want.ToolCalls) {
+			t.Fatalf("%q: fast %+v, reference %+v", data, fast, want)
 		}
 	})
 }
