@@ -127,3 +127,46 @@ func FuzzDecodeChunkFast(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeResponseFast holds the fast path of DecodeResponse to the
+// reflective one: whenever decodeResponseFast takes a body, the reference
+// decoder must find the same fields.
+func FuzzDecodeResponseFast(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"chatcmpl-1","object":"chat.completion","created":1741570283,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"A gateway.","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":312,"completion_tokens":31,"total_tokens":343,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}},"system_fingerprint":"fp"}`,
+		`{"choices":[{"message":{"content":"<think>a</think>b","reasoning_content":"r","tool_calls":[{"id":"x"}]}}],"usage":{"queue_time":0.1,"prompt_tokens":1}}`,
+		`{"choices":[],"error":{"message":"x"}}`,
+		`{"Choices":[{"message":{"content":"x"}}]}`,
+		`{"choices":[{"message":{"content":[{"type":"text","text":"x"}]}}]}`,
+		`{"created":1.5,"choices":[{"message":{"content":"x"}}]}`,
+		`{"choices":[{"message":{"content":"a\ud83d b"}}],"usage":{"total_tokens":-3}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast wireResponse
+		if !decodeResponseFast(data, &fast) {
+			return
+		}
+		var ref wireResponse
+		if err := unmarshalLenient(data, &ref); err != nil {
+			t.Fatalf("fast path took %q, which the reference refuses: %v", data, err)
+		}
+		if fast.ID != ref.ID || fast.Model != ref.Model || fast.Created != ref.Created || len(fast.Choices) != len(ref.Choices) || !isNull(ref.Error) {
+			t.Fatalf("%q: fast %+v, reference %+v", data, fast, ref)
+		}
+		if len(ref.Choices) > 0 {
+			a, b := fast.Choices[0], ref.Choices[0]
+			if a.FinishReason != b.FinishReason || a.Message.Role != b.Message.Role || a.Message.Content.text != b.Message.Content.text ||
+				a.Message.reasoning() != b.Message.reasoning() || isNull(a.Message.ToolCalls) != isNull(b.Message.ToolCalls) {
+				t.Fatalf("%q: fast choice %+v, reference %+v", data, a, b)
+			}
+		}
+		if (fast.Usage == nil) != (ref.Usage == nil) {
+			t.Fatalf("%q: usage fast %v, reference %v", data, fast.Usage, ref.Usage)
+		}
+		if fast.Usage != nil && fast.Usage.usage() != ref.Usage.usage() {
+			t.Fatalf("%q: usage fast %+v, reference %+v", data, fast.Usage.usage(), ref.Usage.usage())
+		}
+	})
+}

@@ -100,8 +100,11 @@ func unmarshalLenient(data []byte, v any) error {
 // response so that its usage can still be counted.
 func DecodeResponse(body []byte) (*llm.Response, error) {
 	var w wireResponse
-	if err := unmarshalLenient(body, &w); err != nil {
-		return nil, fmt.Errorf("decode response: %w: %w", failure.ErrMalformed, err)
+	if !decodeResponseFast(body, &w) {
+		w = wireResponse{}
+		if err := unmarshalLenient(body, &w); err != nil {
+			return nil, fmt.Errorf("decode response: %w: %w", failure.ErrMalformed, err)
+		}
 	}
 	r := &llm.Response{ID: w.ID, Model: w.Model, Created: w.Created}
 	if w.Usage != nil {

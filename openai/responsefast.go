@@ -1,0 +1,213 @@
+package openai
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// responseKeys are the names the reflective decoder of a chat.completion
+// matches (case-insensitively); a key that folds to one of them in other
+// letter case sends the answer to that decoder.
+var responseKeys = [...]string{`"id"`, `"created"`, `"model"`, `"choices"`, `"usage"`, `"error"`, `"message"`, `"delta"`,
+	`"finish_reason"`, `"role"`, `"content"`, `"reasoning"`, `"reasoning_content"`, `"tool_calls"`,
+	`"prompt_tokens"`, `"completion_tokens"`, `"total_tokens"`, `"completion_tokens_details"`,
+	`"prompt_tokens_details"`, `"reasoning_tokens"`, `"cached_tokens"`}
+
+func foldsToResponseKey(k []byte) bool {
+	for _, name := range responseKeys {
+		if len(k) == len(name) && equalFoldASCII(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeResponseFast fills w from a plain chat.completion without
+// reflection, as decodeChunkFast does for chunks (a non-streamed answer is
+// decoded on every request). It gives up (false) at anything unusual —
+// an error object, content parts, a number that is not an integer, a key
+// in other letter case — and DecodeResponse's reflective path decides.
+// FuzzDecodeResponseFast holds the two to the same result.
+func decodeResponseFast(body []byte, w *wireResponse) bool {
+	if len(body) == 0 || body[0] != '{' || !json.Valid(body) {
+		return false
+	}
+	ok := true
+	_ = eachField(body, func(k, v []byte) {
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case `"id"`:
+			ok = fastString(v, &w.ID)
+		case `"model"`:
+			ok = fastString(v, &w.Model)
+		case `"created"`:
+			ok = fastInt64(v, &w.Created)
+		case `"choices"`:
+			ok = fastResponseChoices(v, w)
+		case `"usage"`:
+			ok = fastUsage(v, w)
+		case `"error"`:
+			ok = isNull(v)
+		default:
+			ok = !foldsToResponseKey(k)
+		}
+	})
+	return ok
+}
+
+func fastResponseChoices(v []byte, w *wireResponse) bool {
+	if isNull(v) {
+		w.Choices = nil
+		return true
+	}
+	if v[0] != '[' {
+		return false
+	}
+	i := skipSpace(v, 1)
+	if i < len(v) && v[i] == ']' {
+		w.Choices = nil
+		return true
+	}
+	end := skipValue(v, i)
+	el := v[i:end]
+	if len(el) == 0 || el[0] != '{' {
+		return false
+	}
+	var c wireChoice
+	ok := true
+	_ = eachField(el, func(k, fv []byte) {
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case `"message"`:
+			ok = fastMessage(fv, &c.Message)
+		case `"finish_reason"`:
+			ok = fastString(fv, &c.FinishReason)
+		case `"delta"`:
+			ok = isNull(fv)
+		default:
+			ok = !foldsToResponseKey(k)
+		}
+	})
+	w.Choices = []wireChoice{c}
+	return ok
+}
+
+func fastMessage(v []byte, m *wireDelta) bool {
+	if isNull(v) {
+		return true
+	}
+	if v[0] != '{' {
+		return false
+	}
+	ok := true
+	_ = eachField(v, func(k, fv []byte) {
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case `"role"`:
+			ok = fastString(fv, &m.Role)
+		case `"content"`:
+			ok = fastString(fv, &m.Content.text)
+		case `"reasoning"`:
+			ok = fastString(fv, &m.Reasoning)
+		case `"reasoning_content"`:
+			ok = fastString(fv, &m.ReasoningContent)
+		case `"tool_calls"`:
+			m.ToolCalls = json.RawMessage(fv)
+		default:
+			ok = !foldsToResponseKey(k)
+		}
+	})
+	return ok
+}
+
+func fastUsage(v []byte, w *wireResponse) bool {
+	if isNull(v) {
+		return true
+	}
+	if v[0] != '{' {
+		return false
+	}
+	u := &wireUsage{}
+	ok := true
+	_ = eachField(v, func(k, fv []byte) {
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case `"prompt_tokens"`:
+			ok = fastInt(fv, &u.PromptTokens)
+		case `"completion_tokens"`:
+			ok = fastInt(fv, &u.CompletionTokens)
+		case `"total_tokens"`:
+			ok = fastInt(fv, &u.TotalTokens)
+		case `"completion_tokens_details"`:
+			if !isNull(fv) {
+				u.CompletionTokensDetails = &struct {
+					ReasoningTokens int `json:"reasoning_tokens"`
+				}{}
+				ok = fastDetail(fv, `"reasoning_tokens"`, &u.CompletionTokensDetails.ReasoningTokens)
+			}
+		case `"prompt_tokens_details"`:
+			if !isNull(fv) {
+				u.PromptTokensDetails = &struct {
+					CachedTokens int `json:"cached_tokens"`
+				}{}
+				ok = fastDetail(fv, `"cached_tokens"`, &u.PromptTokensDetails.CachedTokens)
+			}
+		default:
+			ok = !foldsToResponseKey(k)
+		}
+	})
+	w.Usage = u
+	return ok
+}
+
+// fastDetail reads one integer field of a usage details object.
+func fastDetail(v []byte, key string, dst *int) bool {
+	if v[0] != '{' {
+		return false
+	}
+	ok := true
+	_ = eachField(v, func(k, fv []byte) {
+		if !ok {
+			return
+		}
+		switch {
+		case string(k) == key:
+			ok = fastInt(fv, dst)
+		default:
+			ok = !foldsToResponseKey(k)
+		}
+	})
+	return ok
+}
+
+func fastInt(v []byte, dst *int) bool {
+	if isNull(v) {
+		return true
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return false
+	}
+	*dst = n
+	return true
+}
+
+func fastInt64(v []byte, dst *int64) bool {
+	if isNull(v) {
+		return true
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return false
+	}
+	*dst = n
+	return true
+}
