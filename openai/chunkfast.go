@@ -18,22 +18,18 @@ func decodeChunkFast(data []byte) (c llm.Chunk, ok bool) {
 	if len(data) == 0 || data[0] != '{' || !json.Valid(data) {
 		return llm.Chunk{}, false
 	}
-	ok = true
-	_ = eachField(data, func(k, v []byte) {
-		if !ok {
-			return
-		}
+	ok = fields(data, func(k, v []byte) bool {
 		switch string(k) {
 		case `"choices"`:
-			ok = fastChoices(v, &c)
+			return fastChoices(v, &c)
 		case `"usage"`, `"error"`, `"x_groq"`:
-			ok = isNull(v)
+			return isNull(v)
 		case `"object"`:
-			ok = string(v) == `"chat.completion.chunk"`
+			return string(v) == `"chat.completion.chunk"`
 		case `"id"`, `"created"`, `"model"`, `"system_fingerprint"`, `"service_tier"`, `"provider"`:
-		default:
-			ok = !foldsToKnown(k)
+			return true
 		}
+		return !foldsToKnown(k)
 	})
 	return c, ok
 }
@@ -80,22 +76,17 @@ func fastChoices(v []byte, c *llm.Chunk) bool {
 	if len(el) == 0 || el[0] != '{' {
 		return false
 	}
-	ok := true
-	_ = eachField(el, func(k, fv []byte) {
-		if !ok {
-			return
-		}
+	return fields(el, func(k, fv []byte) bool {
 		switch string(k) {
 		case `"delta"`:
-			ok = fastDelta(fv, c)
+			return fastDelta(fv, c)
 		case `"finish_reason"`:
-			ok = fastString(fv, &c.FinishReason)
+			return fastString(fv, &c.FinishReason)
 		case `"index"`, `"logprobs"`:
-		default:
-			ok = !foldsToKnown(k)
+			return true
 		}
+		return !foldsToKnown(k)
 	})
-	return ok
 }
 
 // fastDelta reads a delta: role, text content, reasoning and tool calls.
@@ -103,33 +94,26 @@ func fastDelta(v []byte, c *llm.Chunk) bool {
 	if isNull(v) {
 		return true
 	}
-	if v[0] != '{' {
-		return false
-	}
-	ok := true
 	var reasoning, reasoningContent string
-	_ = eachField(v, func(k, fv []byte) {
-		if !ok {
-			return
-		}
+	ok := fields(v, func(k, fv []byte) bool {
 		switch string(k) {
 		case `"role"`:
-			ok = fastString(fv, &c.Role)
+			return fastString(fv, &c.Role)
 		case `"content"`:
-			ok = fastString(fv, &c.Content)
+			return fastString(fv, &c.Content)
 		case `"reasoning"`:
-			ok = fastString(fv, &reasoning)
+			return fastString(fv, &reasoning)
 		case `"reasoning_content"`:
-			ok = fastString(fv, &reasoningContent)
+			return fastString(fv, &reasoningContent)
 		case `"tool_calls"`:
 			if !isNull(fv) {
 				c.ToolCalls = cleanRaw(fv)
 			}
+			return true
 		case `"refusal"`, `"function_call"`:
-			ok = isNull(fv)
-		default:
-			ok = !foldsToKnown(k)
+			return isNull(fv)
 		}
+		return !foldsToKnown(k)
 	})
 	c.Reasoning = reasoning
 	if c.Reasoning == "" {

@@ -13,6 +13,21 @@ var responseKeys = [...]string{`"id"`, `"created"`, `"model"`, `"choices"`, `"us
 	`"prompt_tokens"`, `"completion_tokens"`, `"total_tokens"`, `"completion_tokens_details"`,
 	`"prompt_tokens_details"`, `"reasoning_tokens"`, `"cached_tokens"`}
 
+// fields calls fn on each field of the object v until fn returns false. It
+// reports whether v is an object and every call returned true.
+func fields(v []byte, fn func(k, fv []byte) bool) bool {
+	if len(v) == 0 || v[0] != '{' {
+		return false
+	}
+	ok := true
+	_ = eachField(v, func(k, fv []byte) {
+		if ok {
+			ok = fn(k, fv)
+		}
+	})
+	return ok
+}
+
 func foldsToResponseKey(k []byte) bool {
 	for _, name := range responseKeys {
 		if len(k) == len(name) && equalFoldASCII(k, name) {
@@ -32,29 +47,23 @@ func decodeResponseFast(body []byte, w *wireResponse) bool {
 	if len(body) == 0 || body[0] != '{' || !json.Valid(body) {
 		return false
 	}
-	ok := true
-	_ = eachField(body, func(k, v []byte) {
-		if !ok {
-			return
-		}
+	return fields(body, func(k, v []byte) bool {
 		switch string(k) {
 		case `"id"`:
-			ok = fastString(v, &w.ID)
+			return fastString(v, &w.ID)
 		case `"model"`:
-			ok = fastString(v, &w.Model)
+			return fastString(v, &w.Model)
 		case `"created"`:
-			ok = fastInt64(v, &w.Created)
+			return fastInt64(v, &w.Created)
 		case `"choices"`:
-			ok = fastResponseChoices(v, w)
+			return fastResponseChoices(v, w)
 		case `"usage"`:
-			ok = fastUsage(v, w)
+			return fastUsage(v, w)
 		case `"error"`:
-			ok = isNull(v)
-		default:
-			ok = !foldsToResponseKey(k)
+			return isNull(v)
 		}
+		return !foldsToResponseKey(k)
 	})
-	return ok
 }
 
 func fastResponseChoices(v []byte, w *wireResponse) bool {
@@ -76,21 +85,16 @@ func fastResponseChoices(v []byte, w *wireResponse) bool {
 		return false
 	}
 	var c wireChoice
-	ok := true
-	_ = eachField(el, func(k, fv []byte) {
-		if !ok {
-			return
-		}
+	ok := fields(el, func(k, fv []byte) bool {
 		switch string(k) {
 		case `"message"`:
-			ok = fastMessage(fv, &c.Message)
+			return fastMessage(fv, &c.Message)
 		case `"finish_reason"`:
-			ok = fastString(fv, &c.FinishReason)
+			return fastString(fv, &c.FinishReason)
 		case `"delta"`:
-			ok = isNull(fv)
-		default:
-			ok = !foldsToResponseKey(k)
+			return isNull(fv)
 		}
+		return !foldsToResponseKey(k)
 	})
 	w.Choices = []wireChoice{c}
 	return ok
@@ -100,92 +104,67 @@ func fastMessage(v []byte, m *wireDelta) bool {
 	if isNull(v) {
 		return true
 	}
-	if v[0] != '{' {
-		return false
-	}
-	ok := true
-	_ = eachField(v, func(k, fv []byte) {
-		if !ok {
-			return
-		}
+	return fields(v, func(k, fv []byte) bool {
 		switch string(k) {
 		case `"role"`:
-			ok = fastString(fv, &m.Role)
+			return fastString(fv, &m.Role)
 		case `"content"`:
-			ok = fastString(fv, &m.Content.text)
+			return fastString(fv, &m.Content.text)
 		case `"reasoning"`:
-			ok = fastString(fv, &m.Reasoning)
+			return fastString(fv, &m.Reasoning)
 		case `"reasoning_content"`:
-			ok = fastString(fv, &m.ReasoningContent)
+			return fastString(fv, &m.ReasoningContent)
 		case `"tool_calls"`:
 			m.ToolCalls = json.RawMessage(fv)
-		default:
-			ok = !foldsToResponseKey(k)
+			return true
 		}
+		return !foldsToResponseKey(k)
 	})
-	return ok
 }
 
 func fastUsage(v []byte, w *wireResponse) bool {
 	if isNull(v) {
 		return true
 	}
-	if v[0] != '{' {
-		return false
-	}
 	u := &wireUsage{}
-	ok := true
-	_ = eachField(v, func(k, fv []byte) {
-		if !ok {
-			return
-		}
+	w.Usage = u
+	return fields(v, func(k, fv []byte) bool {
 		switch string(k) {
 		case `"prompt_tokens"`:
-			ok = fastInt(fv, &u.PromptTokens)
+			return fastInt(fv, &u.PromptTokens)
 		case `"completion_tokens"`:
-			ok = fastInt(fv, &u.CompletionTokens)
+			return fastInt(fv, &u.CompletionTokens)
 		case `"total_tokens"`:
-			ok = fastInt(fv, &u.TotalTokens)
+			return fastInt(fv, &u.TotalTokens)
 		case `"completion_tokens_details"`:
-			if !isNull(fv) {
-				u.CompletionTokensDetails = &struct {
-					ReasoningTokens int `json:"reasoning_tokens"`
-				}{}
-				ok = fastDetail(fv, `"reasoning_tokens"`, &u.CompletionTokensDetails.ReasoningTokens)
+			if isNull(fv) {
+				return true
 			}
+			u.CompletionTokensDetails = &struct {
+				ReasoningTokens int `json:"reasoning_tokens"`
+			}{}
+			return fastDetail(fv, `"reasoning_tokens"`, &u.CompletionTokensDetails.ReasoningTokens)
 		case `"prompt_tokens_details"`:
-			if !isNull(fv) {
-				u.PromptTokensDetails = &struct {
-					CachedTokens int `json:"cached_tokens"`
-				}{}
-				ok = fastDetail(fv, `"cached_tokens"`, &u.PromptTokensDetails.CachedTokens)
+			if isNull(fv) {
+				return true
 			}
-		default:
-			ok = !foldsToResponseKey(k)
+			u.PromptTokensDetails = &struct {
+				CachedTokens int `json:"cached_tokens"`
+			}{}
+			return fastDetail(fv, `"cached_tokens"`, &u.PromptTokensDetails.CachedTokens)
 		}
+		return !foldsToResponseKey(k)
 	})
-	w.Usage = u
-	return ok
 }
 
 // fastDetail reads one integer field of a usage details object.
 func fastDetail(v []byte, key string, dst *int) bool {
-	if v[0] != '{' {
-		return false
-	}
-	ok := true
-	_ = eachField(v, func(k, fv []byte) {
-		if !ok {
-			return
+	return fields(v, func(k, fv []byte) bool {
+		if string(k) == key {
+			return fastInt(fv, dst)
 		}
-		switch {
-		case string(k) == key:
-			ok = fastInt(fv, dst)
-		default:
-			ok = !foldsToResponseKey(k)
-		}
+		return !foldsToResponseKey(k)
 	})
-	return ok
 }
 
 func fastInt(v []byte, dst *int) bool {

@@ -117,12 +117,17 @@ func (f *Fake) Waiters() int {
 // BlockUntil waits until at least n timers are pending, or ctx is done. Tests
 // call it before Advance so that the code under test has reached its wait.
 func (f *Fake) BlockUntil(ctx context.Context, n int) error {
+	return f.block(ctx, waiter{n: n})
+}
+
+// block waits until w is satisfied (see waiter) or ctx is done.
+func (f *Fake) block(ctx context.Context, w waiter) error {
 	f.mu.Lock()
-	if len(f.timers) >= n {
+	if f.satisfiedLocked(w) {
 		f.mu.Unlock()
 		return nil
 	}
-	w := waiter{n: n, ch: make(chan struct{})}
+	w.ch = make(chan struct{})
 	f.waiters = append(f.waiters, w)
 	f.mu.Unlock()
 	select {
@@ -133,11 +138,19 @@ func (f *Fake) BlockUntil(ctx context.Context, n int) error {
 	}
 }
 
+// satisfiedLocked runs with f.mu held.
+func (f *Fake) satisfiedLocked(w waiter) bool {
+	if w.at.IsZero() {
+		return len(f.timers) >= w.n
+	}
+	return f.hasTimerLocked(w.at)
+}
+
 // notifyLocked runs with f.mu held.
 func (f *Fake) notifyLocked() {
 	kept := f.waiters[:0]
 	for _, w := range f.waiters {
-		if w.at.IsZero() && len(f.timers) >= w.n || !w.at.IsZero() && f.hasTimerLocked(w.at) {
+		if f.satisfiedLocked(w) {
 			close(w.ch)
 			continue
 		}
@@ -173,20 +186,7 @@ func (t *fakeTimer) Stop() bool {
 // the wait they mean to end (a chain sleeping until a rest is over), where
 // counting timers would be ambiguous.
 func (f *Fake) BlockUntilDeadline(ctx context.Context, t time.Time) error {
-	f.mu.Lock()
-	if f.hasTimerLocked(t) {
-		f.mu.Unlock()
-		return nil
-	}
-	w := waiter{at: t, ch: make(chan struct{})}
-	f.waiters = append(f.waiters, w)
-	f.mu.Unlock()
-	select {
-	case <-w.ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return f.block(ctx, waiter{at: t})
 }
 
 // hasTimerLocked runs with f.mu held.
