@@ -2,74 +2,23 @@ package redisstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"net"
 	"net/url"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// redisURL returns the URL of the Redis the tests use: REDIS_URL, or the
-// local default. When it does not answer, the test is skipped, unless CI is
-// set: CI never skips.
-func redisURL(tb testing.TB) string {
-	tb.Helper()
-	u := os.Getenv("REDIS_URL")
-	if u == "" {
-		u = DefaultURL
-	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		tb.Fatalf("REDIS_URL does not parse")
-	}
-	c := redis.NewClient(opt)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		msg := fmt.Sprintf("Redis does not answer at %s (%v): start one there or set REDIS_URL", opt.Addr, err)
-		if os.Getenv("CI") != "" {
-			tb.Fatal(msg + " (CI is set, so this fails instead of skipping)")
-		}
-		tb.Skip(msg)
-	}
-	return u
-}
+// redisURL and newNamespace are testenv's: the shared Redis (skipped
+// without one, failed under CI) and a namespace whose keys go at cleanup.
+func redisURL(tb testing.TB) string { return testenv.RedisURL(tb) }
 
-// newNamespace returns a namespace unique to the test and deletes its keys
-// when the test ends.
-func newNamespace(tb testing.TB, redisURL string) string {
-	tb.Helper()
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		tb.Fatal(err)
-	}
-	ns := "test-" + hex.EncodeToString(b[:])
-	tb.Cleanup(func() {
-		opt, _ := redis.ParseURL(redisURL)
-		c := redis.NewClient(opt)
-		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		iter := c.Scan(ctx, 0, "{"+ns+"}*", 1000).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			tb.Errorf("delete test keys of %s: %v", ns, err)
-		}
-	})
-	return ns
-}
+func newNamespace(tb testing.TB, redisURL string) string { return testenv.Namespace(tb, redisURL) }
 
 // openStore opens a Store closed when the test ends. Unless the test sets
 // OpTimeout, it is a generous one: under the race detector a first dial can
