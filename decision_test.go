@@ -219,22 +219,19 @@ func TestCallerGoneRestsNothing(t *testing.T) {
 	h.waitCalls("groq", "llama-3.3-70b-versatile", 1)
 	cancel()
 	<-errc
-	h.gw.Router().Close() // wait for the attempt to be wound down
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var found bool
-		for _, a := range h.recs.all() {
-			if a.Route == "groq/llama-3.3-70b-versatile" && a.Class.String() == "cancelled" {
-				found = true
-			}
+	// Once the handler has returned, Close waits for the attempt it wound
+	// down (calling Close while the handler may still start that wait
+	// would race on the router's WaitGroup).
+	h.waitIdle()
+	h.gw.Router().Close()
+	var found bool
+	for _, a := range h.recs.all() {
+		if a.Route == "groq/llama-3.3-70b-versatile" && a.Class.String() == "cancelled" {
+			found = true
 		}
-		if found {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cancelled attempt recorded: %+v", h.recs.all())
-		}
-		time.Sleep(time.Millisecond)
+	}
+	if !found {
+		t.Fatalf("no cancelled attempt recorded: %+v", h.recs.all())
 	}
 	if rs, _ := h.store.Rests(context.Background(), h.clk.Now()); len(rs) != 0 {
 		t.Fatalf("rests = %+v, want none", rs)

@@ -46,7 +46,7 @@ type harness struct {
 	plan  *config.Plan
 	store state.Store
 	// active counts requests inside the gateway's handler.
-	active atomic.Int64
+	active *atomic.Int64
 }
 
 // attempts collects the router's attempt records.
@@ -98,11 +98,57 @@ func newHarness(t *testing.T, chains string) *harness {
 // newHarnessEnv is newHarness with more environment variables (roles).
 func newHarnessEnv(t *testing.T, chains string, extraEnv map[string]string) *harness {
 	t.Helper()
-	clk := clock.NewFake(t0)
-	emu := emulator.New(emulator.Options{Clock: clk})
-	for name, flavor := range map[string]string{"groq": "groq", "gemini": "gemini", "cerebras": "cerebras", "openrouter": "openrouter"} {
-		key := testKeys[strings.ToUpper(name)+"_API_KEY"]
-		emu.AddProvider(emulator.Provider{Name: name, Flavor: flavor, Key: key})
+	return harnessOf(t, startStackWith(t, stackOptions{config: chains, env: extraEnv}))
+}
+
+// harnessOf wraps a stack for a test.
+func harnessOf(t *testing.T, s *stack) *harness {
+	return &harness{t: t, clk: s.clk, emu: s.emu, gw: s.gw, srv: s.srv, recs: s.recs, plan: s.plan, store: s.gw.Store(), active: s.active}
+}
+
+// stackOptions describe a gateway in front of the emulator. The zero value
+// is newHarness's: the four emulated providers, a fake clock at t0.
+type stackOptions struct {
+	// providers is the providers block (EMU stands for the emulator's URL);
+	// default emulatedProviders.
+	providers string
+	// config is the rest of the config (chains, callers...), EMU likewise.
+	config string
+	// env is read before testKeys.
+	env map[string]string
+	// clock drives the emulator and the gateway; default a clock.Fake at t0
+	// (stack.clk is then that Fake, else nil).
+	clock clock.Clock
+	// latency is each emulated route's wait before answering, by route ID.
+	latency map[string]time.Duration
+}
+
+// stack is an emulator and a gateway in front of it.
+type stack struct {
+	clk  *clock.Fake // nil when stackOptions.clock was not a Fake
+	emu  *emulator.Emulator
+	gw   *tollfree.Gateway
+	srv  *httptest.Server // the gateway
+	esrv *httptest.Server // the emulator
+	recs *attempts
+	plan *config.Plan
+	// active counts requests inside the gateway's handler.
+	active *atomic.Int64
+}
+
+// startStackWith starts the emulator (every model the tests use, on the
+// four providers) and a gateway configured by o, for tests and benchmarks.
+func startStackWith(tb testing.TB, o stackOptions) *stack {
+	tb.Helper()
+	if o.providers == "" {
+		o.providers = emulatedProviders
+	}
+	if o.clock == nil {
+		o.clock = clock.NewFake(t0)
+	}
+	emu := emulator.New(emulator.Options{Clock: o.clock})
+	for _, name := range []string{"groq", "gemini", "cerebras", "openrouter"} {
+		emu.AddProvider(emulator.Provider{Name: name, Flavor: name, Key: testKeys[strings.ToUpper(name)+"_API_KEY"]})
 	}
 	for _, m := range []struct{ p, id string }{
 		{"groq", "llama-3.3-70b-versatile"}, {"groq", "llama-3.1-8b-instant"}, {"groq", "openai/gpt-oss-120b"},
@@ -110,42 +156,55 @@ func newHarnessEnv(t *testing.T, chains string, extraEnv map[string]string) *har
 		{"cerebras", "gpt-oss-120b"}, {"cerebras", "llama3.1-8b"},
 		{"openrouter", "openai/gpt-oss-120b:free"},
 	} {
-		emu.AddModel(m.p, emulator.Model{ID: m.id})
+		emu.AddModel(m.p, emulator.Model{ID: m.id, Latency: o.latency[m.p+"/"+m.id]})
 	}
 	es := httptest.NewServer(emu)
-	t.Cleanup(es.Close)
-	yaml := "data_dir: " + t.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(emulatedProviders, "EMU", es.URL) + chains
+	tb.Cleanup(es.Close)
+	yaml := "data_dir: " + tb.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
 	env := func(k string) string {
-		if v, ok := extraEnv[k]; ok {
+		if v, ok := o.env[k]; ok {
 			return v
 		}
 		return testKeys[k]
 	}
 	plan, err := config.Parse("test.yaml", []byte(yaml), env)
 	if err != nil {
-		t.Fatalf("config: %v", err)
+		tb.Fatalf("config: %v", err)
 	}
 	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: recs, Metrics: newMetrics})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics})
 	if err != nil {
-		t.Fatalf("tollfree.New: %v", err)
+		tb.Fatalf("tollfree.New: %v", err)
 	}
-	h := &harness{t: t, clk: clk, emu: emu, gw: gw, recs: recs, plan: plan, store: gw.Store()}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.active.Add(1)
-		defer h.active.Add(-1)
+	s := &stack{emu: emu, gw: gw, esrv: es, recs: recs, plan: plan, active: new(atomic.Int64)}
+	s.clk, _ = o.clock.(*clock.Fake)
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.active.Add(1)
+		defer s.active.Add(-1)
 		gw.Handler().ServeHTTP(w, r)
 	}))
-	h.srv = srv
-	t.Cleanup(func() {
-		srv.Close()
+	tb.Cleanup(func() {
+		s.srv.Close()
 		gw.Close()
 	})
-	return h
+	return s
 }
 
 // inflight is how many requests the gateway is serving now.
 func (h *harness) inflight() int { return int(h.active.Load()) }
+
+// waitIdle waits until the gateway's handlers have all returned: a real
+// event on other goroutines, so it polls, bounded by a deadline.
+func (h *harness) waitIdle() {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.inflight() > 0 {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%d requests still in the gateway", h.inflight())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // newMetrics builds Prometheus metrics as cmd/tollfree does.
 func newMetrics(p *config.Plan, s *status.Source) tollfree.Metrics {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +12,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/tollfree/tollfree"
-	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
@@ -52,49 +49,18 @@ chains:
 func newStatusHarness(t *testing.T, admin bool) *harness {
 	t.Helper()
 	clk := clock.NewFake(t0)
-	h := statusHarness(t, admin, clk, nil)
-	h.clk = clk
-	return h
+	return statusHarness(t, admin, clk, nil)
 }
 
 // statusHarness builds a status harness on clk, the emulated models
-// answering after latency[route ID] (on clk). Its clk field is left nil.
+// answering after latency[route ID] (on clk).
 func statusHarness(t *testing.T, admin bool, clk clock.Clock, latency map[string]time.Duration) *harness {
 	t.Helper()
-	emu := emulator.New(emulator.Options{Clock: clk})
-	for _, p := range []string{"groq", "gemini", "cerebras"} {
-		emu.AddProvider(emulator.Provider{Name: p, Flavor: p, Key: testKeys[strings.ToUpper(p)+"_API_KEY"]})
+	var env map[string]string
+	if admin {
+		env = map[string]string{"TOLLFREE_ADMIN_TOKEN": adminToken}
 	}
-	for _, m := range []struct{ p, id string }{
-		{"groq", "llama-3.3-70b-versatile"}, {"groq", "llama-3.1-8b-instant"},
-		{"gemini", "gemini-2.5-flash-lite"}, {"cerebras", "gpt-oss-120b"},
-	} {
-		emu.AddModel(m.p, emulator.Model{ID: m.id, Latency: latency[m.p+"/"+m.id]})
-	}
-	es := httptest.NewServer(emu)
-	t.Cleanup(es.Close)
-	yaml := "data_dir: " + t.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(statusConfig, "EMU", es.URL)
-	env := func(k string) string {
-		if k == "TOLLFREE_ADMIN_TOKEN" && admin {
-			return adminToken
-		}
-		return testKeys[k]
-	}
-	plan, err := config.Parse("status.yaml", []byte(yaml), env)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: recs, Metrics: newMetrics})
-	if err != nil {
-		t.Fatalf("tollfree.New: %v", err)
-	}
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		gw.Close()
-	})
-	return &harness{t: t, emu: emu, gw: gw, srv: srv, recs: recs, plan: plan, store: gw.Store()}
+	return harnessOf(t, startStackWith(t, stackOptions{providers: statusConfig, env: env, clock: clk, latency: latency}))
 }
 
 // get fetches path from the gateway.

@@ -7,15 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tollfree/tollfree"
-	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/clock"
 )
 
 // continuingProviders is emulatedProviders with groq's 8b model declared
@@ -39,59 +35,17 @@ providers:
   openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
 `
 
-// stack is an emulator and a gateway in front of it, on a fake clock.
-type stack struct {
-	clk  *clock.Fake
-	emu  *emulator.Emulator
-	gw   *tollfree.Gateway
-	srv  *httptest.Server // the gateway
-	esrv *httptest.Server // the emulator
-	recs *attempts
-	plan *config.Plan
-}
-
 // startStack starts what newHarness starts, with the providers block given
 // (EMU stands for the emulator's URL), for tests and benchmarks alike.
 func startStack(tb testing.TB, providers, chains string) *stack {
 	tb.Helper()
-	clk := clock.NewFake(t0)
-	emu := emulator.New(emulator.Options{Clock: clk})
-	for name, key := range map[string]string{"groq": "GROQ_API_KEY", "gemini": "GEMINI_API_KEY", "cerebras": "CEREBRAS_API_KEY", "openrouter": "OPENROUTER_API_KEY"} {
-		emu.AddProvider(emulator.Provider{Name: name, Flavor: name, Key: testKeys[key]})
-	}
-	for _, m := range []struct{ p, id string }{
-		{"groq", "llama-3.3-70b-versatile"}, {"groq", "llama-3.1-8b-instant"}, {"groq", "openai/gpt-oss-120b"},
-		{"gemini", "gemini-2.5-flash-lite"}, {"gemini", "gemini-2.5-flash"},
-		{"cerebras", "gpt-oss-120b"}, {"cerebras", "llama3.1-8b"},
-		{"openrouter", "openai/gpt-oss-120b:free"},
-	} {
-		emu.AddModel(m.p, emulator.Model{ID: m.id})
-	}
-	es := httptest.NewServer(emu)
-	tb.Cleanup(es.Close)
-	yaml := "data_dir: " + tb.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(providers, "EMU", es.URL) + chains
-	plan, err := config.Parse("test.yaml", []byte(yaml), func(k string) string { return testKeys[k] })
-	if err != nil {
-		tb.Fatalf("config: %v", err)
-	}
-	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: recs})
-	if err != nil {
-		tb.Fatalf("tollfree.New: %v", err)
-	}
-	srv := httptest.NewServer(gw.Handler())
-	tb.Cleanup(func() {
-		srv.Close()
-		gw.Close()
-	})
-	return &stack{clk: clk, emu: emu, gw: gw, srv: srv, esrv: es, recs: recs, plan: plan}
+	return startStackWith(tb, stackOptions{providers: providers, config: chains})
 }
 
 // newHarnessWith is newHarness with the providers block given.
 func newHarnessWith(t *testing.T, providers, chains string) *harness {
 	t.Helper()
-	s := startStack(t, providers, chains)
-	return &harness{t: t, clk: s.clk, emu: s.emu, gw: s.gw, srv: s.srv, recs: s.recs, plan: s.plan, store: s.gw.Store()}
+	return harnessOf(t, startStack(t, providers, chains))
 }
 
 // sameAnswer gives the routes one answer text, so that a continuation on
