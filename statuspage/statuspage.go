@@ -85,16 +85,22 @@ func (p *Page) snapshot(w http.ResponseWriter, r *http.Request) (*status.Snapsho
 	return snap, true
 }
 
+// get answers a method other than GET with 405, and otherwise takes the
+// snapshot both views show.
+func (p *Page) get(w http.ResponseWriter, r *http.Request) (*status.Snapshot, bool) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "use GET", http.StatusMethodNotAllowed)
+		return nil, false
+	}
+	return p.snapshot(w, r)
+}
+
 // HTML serves the page. With ?part=live it serves only the live part, for
 // the page's own refresh.
 func (p *Page) HTML() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET")
-			http.Error(w, "use GET", http.StatusMethodNotAllowed)
-			return
-		}
-		snap, ok := p.snapshot(w, r)
+		snap, ok := p.get(w, r)
 		if !ok {
 			return
 		}
@@ -122,12 +128,7 @@ func (p *Page) HTML() http.Handler {
 // JSON serves the snapshot as JSON.
 func (p *Page) JSON() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET")
-			http.Error(w, "use GET", http.StatusMethodNotAllowed)
-			return
-		}
-		snap, ok := p.snapshot(w, r)
+		snap, ok := p.get(w, r)
 		if !ok {
 			return
 		}
