@@ -132,7 +132,10 @@ func New(o Options) (*Router, error) {
 	}, nil
 }
 
-// Close waits for attempts still being wound down.
+// Close waits for attempts still being wound down. It is a shutdown call:
+// call it once no Chat or Stream can start or be running any more (after
+// the HTTP server has shut down), since a request may still begin a
+// wind-down while it runs.
 func (r *Router) Close() { r.wg.Wait() }
 
 // Plan returns the router's plan.
