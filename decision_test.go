@@ -10,6 +10,22 @@ import (
 	"github.com/tollfree/tollfree/emulator"
 )
 
+// ownThinkingProviders is emulatedProviders with a thinking level of the
+// route's own on gemini-2.5-flash, which a 2.5 model refuses: the decision
+// table's "bad config" (a setting the caller did not send).
+const ownThinkingProviders = `
+providers:
+  groq:     {preset: groq,     base_url: EMU/groq/v1,       api_key: ${GROQ_API_KEY}}
+  gemini:
+    preset: gemini
+    base_url: EMU/gemini/v1beta
+    api_key: ${GEMINI_API_KEY}
+    models:
+      gemini-2.5-flash: {extra: {thinkingConfig: {thinkingLevel: LOW}}}
+  cerebras: {preset: cerebras, base_url: EMU/cerebras/v1,   api_key: ${CEREBRAS_API_KEY}}
+  openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
+`
+
 const answerChain = `
 chains:
   answer:
@@ -41,6 +57,7 @@ func TestDecisionTable(t *testing.T) {
 		restFor    time.Duration // from t0
 		restUntil  time.Time     // when set, instead of restFor
 		notCalled  []string      // provider/model that must not have been called
+		providers  string        // the providers block, when not emulatedProviders
 	}{
 		{name: "ok", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Answer},
 			wantStatus: 200, wantRoute: "groq/llama-3.3-70b-versatile", notCalled: []string{"groq/llama-3.1-8b-instant"}},
@@ -70,8 +87,11 @@ func TestDecisionTable(t *testing.T) {
 			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "gone", restFor: 6 * time.Hour},
 		{name: "gone decommissioned", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Decommissioned},
 			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "gone", restFor: 6 * time.Hour},
+		// The route's own thinking level (its extra), which the emulated 2.5
+		// model refuses as Gemini does; the step would say the same.
 		{name: "bad config: a thinking level the model refuses", chain: "gem", provider: "gemini", model: "gemini-2.5-flash", step: emulator.Step{Kind: emulator.BadThinking},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "bad_config", restFor: 6 * time.Hour},
+			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "bad_config", restFor: 6 * time.Hour,
+			providers: ownThinkingProviders},
 		{name: "bad request goes back to the caller", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.BadRequest, Text: "'temperature' must be at most 2"},
 			wantStatus: 400, wantCode: "bad_request", notCalled: []string{"groq/llama-3.1-8b-instant"}},
 		{name: "refused goes back to the caller", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Refused},
@@ -89,7 +109,7 @@ func TestDecisionTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, answerChain)
+			h := harnessOf(t, startStackWith(t, stackOptions{providers: tt.providers, config: answerChain}))
 			h.emu.Script(tt.provider, tt.model, tt.step)
 			got := h.ask(tt.chain)
 			if got.status != tt.wantStatus {

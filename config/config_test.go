@@ -324,3 +324,53 @@ func TestErrorType(t *testing.T) {
 		t.Errorf("Load of a missing file = %v, want an error wrapping os.ErrNotExist", err)
 	}
 }
+
+// TestPresetKeptWithBaseURL: a provider named after a preset keeps the
+// preset when it points base_url at a proxy or restates its dialect (issue
+// 10, item 11): its dialect, flavor, reset, limits and models stay, and
+// only what the file sets overrides them. The table `tollfree check`
+// prints says so too.
+func TestPresetKeptWithBaseURL(t *testing.T) {
+	src := `
+providers:
+  gemini: {base_url: "https://proxy.example/gemini/v1beta", api_key: ${GEMINI_API_KEY}}
+  groq:   {base_url: "https://proxy.example/groq/v1", dialect: openai, limits: {rpd: 500}}
+chains:
+  a: {routes: [gemini/gemini-2.5-flash, groq/llama-3.3-70b-versatile]}
+`
+	p, err := Parse("t.yaml", []byte(src), testEnv(map[string]string{"GEMINI_API_KEY": "AIzaFAKEgeminiKey0123456789"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gem := p.Providers["gemini"]
+	if gem.Preset != "gemini" || gem.Flavor != "gemini" || gem.Dialect != DialectGemini {
+		t.Errorf("gemini provider: preset %q flavor %q dialect %q, want the gemini preset's", gem.Preset, gem.Flavor, gem.Dialect)
+	}
+	if got := resetString(gem.Reset); got != "midnight America/Los_Angeles" {
+		t.Errorf("gemini reset = %s, want midnight America/Los_Angeles", got)
+	}
+	if gem.BaseURL != "https://proxy.example/gemini/v1beta" {
+		t.Errorf("gemini base URL = %s, want the one set", gem.BaseURL)
+	}
+	if r := p.Routes["gemini/gemini-2.5-flash"]; r.Limits.RPD != 20 || r.MaxContext != 1048576 || !r.Reasoning || !r.Scarce {
+		t.Errorf("gemini-2.5-flash lost its preset figures: limits %+v context %d reasoning %v scarce %v", r.Limits, r.MaxContext, r.Reasoning, r.Scarce)
+	}
+	groq := p.Providers["groq"]
+	if groq.Preset != "groq" || groq.Flavor != "groq" || groq.Limits.RPD != 500 || groq.KeySource != "env GROQ_API_KEY" {
+		t.Errorf("groq provider: preset %q flavor %q rpd %d key %q, want the groq preset with rpd 500", groq.Preset, groq.Flavor, groq.Limits.RPD, groq.KeySource)
+	}
+	if r := p.Routes["groq/llama-3.3-70b-versatile"]; r.Limits.RPD != 1000 || r.Reset.Kind != ResetRolling {
+		t.Errorf("groq route lost its preset figures: limits %+v reset %s", r.Limits, resetString(r.Reset))
+	}
+	var buf bytes.Buffer
+	WriteTable(&buf, p)
+	line := ""
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(l, "gemini ") {
+			line = l
+		}
+	}
+	if f := strings.Fields(line); len(f) < 3 || f[1] != "gemini" || f[2] != "gemini" || !strings.Contains(line, "midnight America/Los_Angeles") {
+		t.Errorf("check's provider line = %q, want flavor gemini, dialect gemini, reset midnight America/Los_Angeles", line)
+	}
+}

@@ -151,9 +151,15 @@ func (l *loader) restDefaults() {
 	}
 }
 
-// providerDefaults fills a provider from its preset.
+// providerDefaults fills a provider from its preset. A provider named
+// after a preset takes that preset whatever else it sets: a gemini provider
+// pointed at a proxy (base_url) is still Gemini, with its dialect, models,
+// limits and Pacific-midnight reset; only the fields written in the file
+// override the preset's (issue 10, item 11: base_url or dialect used to
+// drop the preset silently, making such a provider OpenAI-dialect with a
+// UTC reset).
 func (l *loader) providerDefaults(name string, pc *ProviderConfig) {
-	if pc.Preset == "" && pc.BaseURL == "" && pc.Dialect == "" {
+	if pc.Preset == "" {
 		if _, ok := l.cat[name]; ok {
 			pc.Preset = name
 		}

@@ -24,7 +24,9 @@ type File struct {
 	// Rest says how long each kind of failure rests a route.
 	Rest RestConfig `yaml:"rest"`
 	// Providers by name. A provider named after a preset (groq, gemini...)
-	// uses that preset unless it names another.
+	// uses that preset unless it names another, even when it sets base_url
+	// or dialect: the fields it sets override the preset's, the rest
+	// (models, limits, dialect, reset) are kept.
 	Providers map[string]*ProviderConfig `yaml:"providers"`
 	// Chains by name; a client names a chain as its request's model.
 	Chains map[string]*ChainConfig `yaml:"chains"`
@@ -93,7 +95,7 @@ type RestConfig struct {
 type ProviderConfig struct {
 	// Preset names a catalog entry (groq, gemini, cerebras, openrouter,
 	// nvidia, mistral, github, ollama, cloudflare). Default: the provider's
-	// name when it is a preset's name.
+	// name when it is a preset's name, whatever else the provider sets.
 	Preset string `yaml:"preset"`
 	// Dialect is openai or gemini. Default the preset's, else openai.
 	Dialect string `yaml:"dialect"`

@@ -227,6 +227,11 @@ func (p *prober) call(ctx context.Context, r *config.Route, l *level) (*llm.Resp
 		err = fmt.Errorf("probe timed out after %s: %w", timeout, context.DeadlineExceeded)
 	}
 	v := failure.Classify(err, p.o.Clock.Now())
+	if v.Class == failure.Unsupported {
+		// A probe carries nothing a caller chose: a field the model
+		// refuses is the route's own setting, or the level being probed.
+		v.Class, v.Scope = failure.BadConfig, failure.ScopeRoute
+	}
 	status := 0
 	var ue *failure.UpstreamError
 	switch {

@@ -77,6 +77,13 @@ type Model struct {
 	// Gone makes every call answer the flavor's 404 (Groq: 400
 	// model_decommissioned) whatever is scripted.
 	Gone bool
+	// Unsupported are request fields the model refuses, as the dialect
+	// spells them: top-level body fields ("logit_bias", "reasoning_format")
+	// for OpenAI flavors; top-level or generationConfig fields
+	// ("thinkingConfig", snake_case accepted) for gemini. A call carrying
+	// one gets the flavor's 400 naming it (see unsupportedFailure), before
+	// any script or limit, and does not count against the limits.
+	Unsupported []string
 }
 
 // Record is one call received, without any of its text.
@@ -181,6 +188,28 @@ func (e *Emulator) mustProvider(name string) *provider {
 	return p
 }
 
+// refusedField returns the first (sorted) of fields that the model refuses
+// (Model.Unsupported), compared in camelCase so that either spelling works.
+func (e *Emulator) refusedField(providerName, modelID string, fields []string) (string, bool) {
+	e.mu.Lock()
+	var refused []string
+	if p := e.providers[providerName]; p != nil {
+		if m := p.models[modelID]; m != nil {
+			refused = m.cfg.Unsupported
+		}
+	}
+	e.mu.Unlock()
+	sort.Strings(fields)
+	for _, f := range fields {
+		for _, r := range refused {
+			if camel(f) == camel(r) {
+				return f, true
+			}
+		}
+	}
+	return "", false
+}
+
 func (e *Emulator) mustModel(providerName, id string) *model {
 	m := e.mustProvider(providerName).models[id]
 	if m == nil {
@@ -224,7 +253,8 @@ func (e *Emulator) Calls(providerName, modelID string) int {
 
 // Records returns a copy of every call's record, in arrival order. Calls
 // stopped before the route's behaviour ran carry Behaviour "auth" (bad key),
-// "invalid" (the request did not parse or validate) or "unknown_model";
+// "invalid" (the request did not parse or validate), "unsupported" (it
+// carried a field of Model.Unsupported) or "unknown_model";
 // calls answered by the emulator's limits carry "limit_" plus the Kind they
 // got (limit_rate_minute, limit_rate_day, limit_too_large).
 func (e *Emulator) Records() []Record {

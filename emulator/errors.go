@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -401,4 +402,73 @@ func githubFailure(c *call) failure {
 		return github(400, "content_filter", "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", true)
 	}
 	return github(400, "invalid_request", badRequestText(c), true)
+}
+
+// openAIParams are the chat-completion fields of OpenAI's API: a provider
+// that knows a field's name but not for this model says so differently from
+// one that does not know the name at all (Groq).
+var openAIParams = map[string]bool{
+	"frequency_penalty": true, "presence_penalty": true, "logit_bias": true, "logprobs": true,
+	"top_logprobs": true, "n": true, "parallel_tool_calls": true, "reasoning_effort": true,
+	"reasoning_format": true, "response_format": true, "seed": true, "service_tier": true,
+	"stop": true, "temperature": true, "tool_choice": true, "tools": true, "top_p": true,
+	"user": true, "max_tokens": true, "max_completion_tokens": true, "stream_options": true,
+}
+
+// unsupportedFailure is the flavor's 400 for a request field the model
+// refuses (Model.Unsupported); value is the field's JSON value, which only
+// Mistral echoes back. Verbatim sources are cited; where no capture of a
+// flavor's wording exists, the comment says what it is modelled on.
+func unsupportedFailure(c *call, name string, value json.RawMessage) failure {
+	switch c.prov.Flavor {
+	case FlavorGroq:
+		if openAIParams[name] {
+			// "`logprobs` is not supported with this model"
+			// (github.com/groq/groq-python/issues/25; the same for
+			// reasoning_effort, github.com/iamsrikanthnani/pluely/issues/242).
+			return failure{status: 400, body: compact(errEnv(kv{"message", "`" + name + "` is not supported with this model"}, kv{"type", "invalid_request_error"}))}
+		}
+		// A name Groq does not know: "property 'store' is unsupported, did
+		// you mean 'stop'?" (github.com/fanenr/chatbot/issues/21); the
+		// did-you-mean is left out.
+		return failure{status: 400, body: compact(errEnv(kv{"message", "property '" + name + "' is unsupported"}, kv{"type", "invalid_request_error"}))}
+	case FlavorCerebras:
+		// Captured for a message field ("messages.1.assistant.reasoning_content:
+		// property '...' is unsupported", github.com/egoist/chatwise-releases/issues/1442);
+		// the top-level form is assumed to name the field the same way.
+		return cerebras(400, name+": property '"+name+"' is unsupported", "invalid_request_error", "validation_error", "wrong_api_format")
+	case FlavorGemini:
+		if c.compat {
+			return compatUnknown(name)
+		}
+		// Google's wording for a field it does not take (the same as for
+		// an unknown one); a model-specific refusal of a known field is
+		// not captured.
+		msg := `Invalid JSON payload received. Unknown name "` + name + `" at 'generation_config': Cannot find field.`
+		if gemTopField(camel(name)) {
+			msg = `Invalid JSON payload received. Unknown name "` + name + `": Cannot find field.`
+		}
+		return gErr(400, msg, "INVALID_ARGUMENT", obj{{"@type", "type.googleapis.com/google.rpc.BadRequest"},
+			{"fieldViolations", []obj{{{"description", msg}}}}})
+	case FlavorMistral:
+		// Pydantic's 422 (github.com/crewAIInc/crewAI/issues/60), which
+		// echoes the value sent.
+		var input any
+		_ = json.Unmarshal(value, &input)
+		detail := obj{{"type", "extra_forbidden"}, {"loc", []string{"body", name}}, {"msg", "Extra inputs are not permitted"},
+			{"input", input}, {"url", "https://errors.pydantic.dev/2.6/v/extra_forbidden"}}
+		return failure{status: 422, body: compact(obj{{"object", "error"}, {"message", obj{{"detail", []obj{detail}}}},
+			{"type", "invalid_request_error"}, {"param", nil}, {"code", nil}})}
+	case FlavorNVIDIA:
+		// Not captured: NVIDIA's problem envelope around the sentence its
+		// OpenAI-style servers use.
+		return problem(400, name+" is not supported for this model")
+	case FlavorOpenRouter:
+		// Not captured (OpenRouter mostly drops what a model does not
+		// take): OpenAI's sentence in OpenRouter's envelope.
+		return orErr(400, "Unsupported parameter: '"+name+"' is not supported with this model.", obj{{"provider_name", nil}})
+	}
+	// OpenAI's own, which GitHub Models (Azure) and OpenAI-shaped servers
+	// follow: github.com/appatalks/eva-agent/issues/83.
+	return oai(400, "Unsupported parameter: '"+name+"' is not supported with this model.", "invalid_request_error", name, "unsupported_parameter", true)
 }

@@ -143,6 +143,33 @@ func parseGemini(body []byte) (req gemRequest, problem, field string) {
 	return req, "", ""
 }
 
+// refusedGeminiField finds a top-level or generationConfig field of body
+// that the model refuses (Model.Unsupported), with its value.
+func (e *Emulator) refusedGeminiField(providerName, modelID string, body []byte) (string, json.RawMessage, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return "", nil, false
+	}
+	fields := map[string]json.RawMessage{}
+	for k, v := range top {
+		fields[k] = v
+		if camel(k) == "generationConfig" {
+			var gc map[string]json.RawMessage
+			if json.Unmarshal(v, &gc) == nil {
+				for gk, gv := range gc {
+					fields[gk] = gv
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	name, ok := e.refusedField(providerName, modelID, names)
+	return name, fields[name], ok
+}
+
 // thinkingProblem is the 400 a model gives to a thinking config it refuses.
 func thinkingProblem(req gemRequest, modelID string) string {
 	if req.GenerationConfig == nil || req.GenerationConfig.ThinkingConfig == nil {
@@ -247,6 +274,12 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 		return
 	}
 	if problem == "" {
+		if name, value, ok := e.refusedGeminiField(p.Name, c.modelID, body); ok {
+			f := unsupportedFailure(c, name, value)
+			e.record(c, "unsupported", f.status)
+			e.writeFailure(w, f)
+			return
+		}
 		problem = thinkingProblem(req, c.modelID)
 	}
 	if problem != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 )
 
@@ -89,9 +90,13 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 	if err == nil {
 		err = json.Unmarshal(body, &req)
 	}
+	var top map[string]json.RawMessage
+	if err == nil && json.Unmarshal(body, &top) != nil {
+		top = nil
+	}
 	unknown := ""
 	if c.compat && err == nil {
-		unknown = compatUnknownField(body)
+		unknown = compatUnknownField(top)
 	}
 	c.modelID, c.stream = req.Model, req.Stream
 	c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
@@ -123,11 +128,14 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 		return
 	}
 	if unknown != "" {
-		msg := `Invalid JSON payload received. Unknown name "` + unknown + `": Cannot find field.`
-		f := gErr(400, msg, "INVALID_ARGUMENT", obj{{"@type", "type.googleapis.com/google.rpc.BadRequest"},
-			{"fieldViolations", []obj{{{"description", msg}}}}})
-		f.body = append(append([]byte("["), f.body...), ']')
+		f := compatUnknown(unknown)
 		e.record(c, "invalid", f.status)
+		e.writeFailure(w, f)
+		return
+	}
+	if name, ok := e.refusedField(p.Name, req.Model, sortedFields(top)); ok {
+		f := unsupportedFailure(c, name, top[name])
+		e.record(c, "unsupported", f.status)
 		e.writeFailure(w, f)
 		return
 	}
@@ -156,11 +164,7 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 // compatUnknownField returns the first (sorted) top-level field Gemini's
 // OpenAI-compatible endpoint does not know, "" if none: it rejects them
 // where OpenAI ignores them (PROVIDERS.md: "store", "web_search_options").
-func compatUnknownField(body []byte) string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
-		return ""
-	}
+func compatUnknownField(top map[string]json.RawMessage) string {
 	first := ""
 	for k := range top {
 		switch k {
@@ -175,6 +179,26 @@ func compatUnknownField(body []byte) string {
 		}
 	}
 	return first
+}
+
+// compatUnknown is the 400 of Gemini's OpenAI-compatible endpoint for a
+// field it does not know (PROVIDERS.md §1), wrapped in its array.
+func compatUnknown(name string) failure {
+	msg := `Invalid JSON payload received. Unknown name "` + name + `": Cannot find field.`
+	f := gErr(400, msg, "INVALID_ARGUMENT", obj{{"@type", "type.googleapis.com/google.rpc.BadRequest"},
+		{"fieldViolations", []obj{{{"description", msg}}}}})
+	f.body = append(append([]byte("["), f.body...), ']')
+	return f
+}
+
+// sortedFields returns the keys of a body's top level, sorted.
+func sortedFields(top map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // requestProblem names what was wrong with a body without quoting it.

@@ -18,6 +18,7 @@ type detail struct {
 	status   string // Google's status ("RESOURCE_EXHAUSTED")
 	httpCode int    // a numeric code or status that is an HTTP status (OpenRouter, NVIDIA)
 	typ      string // OpenAI-style type ("tokens", "too_many_requests_error")
+	param    string // OpenAI-style param ("temperature"), when a string
 	raw      string // OpenRouter metadata.raw: the upstream's own reason
 	// limitSource is OpenRouter's metadata.limit_source.
 	limitSource string
@@ -113,6 +114,13 @@ func (d *detail) fromObject(obj map[string]any) {
 // fromError reads one error object.
 func (d *detail) fromError(e map[string]any) {
 	d.message = str(e["message"])
+	if d.message == "" || strings.HasPrefix(d.message, `{"detail"`) {
+		// Mistral's 422: pydantic's validation errors where the message
+		// should be, as an object, an array or a JSON string.
+		if m := validationText(e["message"], e["detail"]); m != "" {
+			d.message = m
+		}
+	}
 	if d.message == "" {
 		// NVIDIA problem details: {"status","title","detail"}.
 		title, det := str(e["title"]), str(e["detail"])
@@ -126,6 +134,7 @@ func (d *detail) fromError(e map[string]any) {
 		}
 	}
 	d.typ = str(e["type"])
+	d.param = str(e["param"])
 	switch c := e["code"].(type) {
 	case string:
 		d.code = c
@@ -191,6 +200,60 @@ func (d *detail) fromGoogleDetail(m map[string]any) {
 			}
 		}
 	}
+}
+
+// validationText turns pydantic validation errors (Mistral's 422) into one
+// line: "Extra inputs are not permitted: body.frequency_penalty", at most
+// three of them. They come as {"detail":[{"type","loc","msg"}]} in the
+// message (an object, or that object as a JSON string), as an array in the
+// message, or as a top-level "detail" array (PROVIDERS.md has none of
+// these; bodies quoted in github.com/crewAIInc/crewAI/issues/60 [2024-04],
+// github.com/mistralai/platform-docs-public/issues/7 [2024-01],
+// github.com/partITech/php-mistral/issues/76 [2025-11]).
+func validationText(message, detailField any) string {
+	var list []any
+	switch m := message.(type) {
+	case map[string]any:
+		list, _ = m["detail"].([]any)
+	case []any:
+		list = m
+	case string:
+		var inner struct {
+			Detail []any `json:"detail"`
+		}
+		if json.Unmarshal([]byte(m), &inner) == nil {
+			list = inner.Detail
+		}
+	}
+	if list == nil {
+		list, _ = detailField.([]any)
+	}
+	var parts []string
+	for _, x := range list {
+		e, ok := x.(map[string]any)
+		if !ok || len(parts) == 3 {
+			continue
+		}
+		msg := str(e["msg"])
+		if msg == "" {
+			continue
+		}
+		var loc []string
+		locs, _ := e["loc"].([]any)
+		for _, l := range locs {
+			switch v := l.(type) {
+			case string:
+				loc = append(loc, v)
+			case float64:
+				loc = append(loc, strconv.FormatFloat(v, 'f', -1, 64))
+			}
+		}
+		if len(loc) > 0 {
+			msg += ": " + strings.Join(loc, ".")
+		}
+		parts = append(parts, msg)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // reason is the text to show: OpenRouter's "Provider returned error" is

@@ -7,19 +7,20 @@ type Class uint8
 
 // The classes. OK is the zero value.
 const (
-	OK         Class = iota // 2xx with a non-empty answer
-	Empty                   // 2xx with no content, or a body that does not parse
-	RateMinute              // 429 for a per-minute (or unnamed, short) limit
-	RateDay                 // 429 for a per-day limit, or no credits (402)
-	Auth                    // the key or account is refused (401, 403, Gemini's bad-key 400)
-	Gone                    // the model is not there (404, 410, decommissioned)
-	BadConfig               // a 4xx caused by the route's own settings
-	BadRequest              // a 4xx caused by what the caller sent
-	Refused                 // a content-policy or safety refusal
-	TooLarge                // the request does not fit this route (413, context length)
-	Overloaded              // 5xx, "high demand", connection refused or reset, a cut stream
-	Timeout                 // no answer, or a stream gone silent, within its limit
-	Cancelled               // the caller went away, or a hedge lost
+	OK          Class = iota // 2xx with a non-empty answer
+	Empty                    // 2xx with no content, or a body that does not parse
+	RateMinute               // 429 for a per-minute (or unnamed, short) limit
+	RateDay                  // 429 for a per-day limit, or no credits (402)
+	Auth                     // the key or account is refused (401, 403, Gemini's bad-key 400)
+	Gone                     // the model is not there (404, 410, decommissioned)
+	BadConfig                // a 4xx caused by the route's own settings
+	BadRequest               // a 4xx caused by what the caller sent
+	Unsupported              // a 4xx naming a parameter this route does not take (see Verdict.Param)
+	Refused                  // a content-policy or safety refusal
+	TooLarge                 // the request does not fit this route (413, context length)
+	Overloaded               // 5xx, "high demand", connection refused or reset, a cut stream
+	Timeout                  // no answer, or a stream gone silent, within its limit
+	Cancelled                // the caller went away, or a hedge lost
 )
 
 // String returns the class's label ("rate_day"), or "unknown" for a value
@@ -42,6 +43,8 @@ func (c Class) String() string {
 		return "bad_config"
 	case BadRequest:
 		return "bad_request"
+	case Unsupported:
+		return "unsupported"
 	case Refused:
 		return "refused"
 	case TooLarge:
@@ -67,10 +70,10 @@ func ParseClass(s string) (Class, bool) {
 }
 
 // Rests reports whether a failure of class c rests anything. OK, BadRequest,
-// Refused, TooLarge and Cancelled stay with their request.
+// Unsupported, Refused, TooLarge and Cancelled stay with their request.
 func (c Class) Rests() bool {
 	switch c {
-	case OK, BadRequest, Refused, TooLarge, Cancelled:
+	case OK, BadRequest, Unsupported, Refused, TooLarge, Cancelled:
 		return false
 	}
 	return c <= Cancelled

@@ -34,6 +34,13 @@ type Verdict struct {
 	// bearer tokens, org_/user_ ids and emails removed, at most 300 bytes.
 	// For OpenRouter's "Provider returned error" it is metadata.raw.
 	Message string
+	// Param is the request field an Unsupported verdict names, as the
+	// provider wrote it ("logit_bias", "reasoningEffort",
+	// "body.frequency_penalty", "generation_config.thinking_config.x"); a
+	// refused thinking setting of Gemini's is "thinkingConfig". "" when the
+	// provider names none. The router compares it with what the caller sent
+	// and what the route itself sends (see Unsupported in doc.go).
+	Param string
 }
 
 // LogText returns a short (at most 160 bytes) text for the call log: Code
@@ -136,6 +143,9 @@ func classifyHTTP(ue *UpstreamError, d detail, status int, now time.Time) Verdic
 	}
 	v.Message = clip(Redact(msg), maxMessage)
 	v.Class, v.Scope = decide(ue, &d, status, v.RetryAfter)
+	if v.Class == Unsupported {
+		v.Param = clip(Redact(namedParam(&d, msg)), 128)
+	}
 	return v
 }
 
@@ -159,20 +169,35 @@ var (
 	// Gemini "input token count (N) exceeds the maximum", GitHub
 	// tokens_limit_reached, Groq/Cloudflare "request too large".
 	tooLargeRe = regexp.MustCompile(`context_length_exceeded|reduce the length|input token count.*exceeds the maximum|maximum context length|tokens_limit_reached|request (?:body )?(?:is )?too large|prompt is too long`)
-	// configRe: the route's own settings. Gemini thinking errors ("Thinking
-	// level ...", "thinking budget", "Budget 0 is invalid", "only set only
-	// one of thinking budget and thinking level"); Gemini OpenAI-compat
-	// strict fields ("Unknown name \"store\": Cannot find field"); Groq
-	// reasoning_format / reasoning_effort refusals.
-	configRe = regexp.MustCompile(`thinking level|thinking budget|thinking_config|budget 0 is invalid|unknown name .*cannot find field|reasoning_format|reasoning_effort`)
+	// thinkingRe: Gemini refusing a thinking setting ("Thinking level ...",
+	// "thinking budget", "Budget 0 is invalid", "only set only one of
+	// thinking budget and thinking level"): unsupported, Param
+	// "thinkingConfig". It is the route's (config extra) or the caller's
+	// (reasoning_effort, which the adapter turns into a thinkingConfig).
+	thinkingRe = regexp.MustCompile(`thinking level|thinking budget|thinking_config|budget 0 is invalid`)
 	// unfitRe: the route cannot serve this request's features (tools, JSON
 	// mode, images): OpenRouter 404 "No endpoints found that support tool
 	// use". Another route may, so it is TooLarge (skip for this request),
 	// never a rest the caller could inflict on everyone.
 	unfitRe = regexp.MustCompile(`no endpoints found that support|(?:tools?|tool_choice|function calling|response_format|json mode|json_schema|images?|vision|audio)\b[^.]{0,40}(?:not supported|unsupported|is not available)`)
-	// notSupportedRe: any other "X is not supported for this model": a
-	// parameter the route sends (config.Route.Extra) that the model refuses.
-	notSupportedRe = regexp.MustCompile(`is not supported for this model|unsupported parameter`)
+	// unsupportedRe: a request field this route does not take, in each
+	// provider's words: OpenAI "Unsupported parameter: 'temperature' is not
+	// supported with this model." (code unsupported_parameter; GitHub
+	// Models the same sentence); Groq "property 'store' is unsupported, did
+	// you mean 'stop'?" and "`reasoning_effort` is not supported with this
+	// model"; Cerebras "property '...' is unsupported" (wrong_api_format);
+	// Gemini (both endpoints) "Unknown name \"store\": Cannot find field."
+	// and Gemma's "Developer instruction is not enabled for
+	// models/gemma-3-27b-it"; NVIDIA "... is not supported for this model";
+	// Mistral's 422 "Extra inputs are not permitted" (extra_forbidden); xAI
+	// "does not support parameter reasoningEffort"; "Argument not
+	// supported: logit_bias". Sources are cited in testdata/README.md.
+	unsupportedRe = regexp.MustCompile(`unsupported parameter|unsupported_parameter|is unsupported|is not supported (?:with|for|by) (?:this|the) model|unknown name .*cannot find field|is not enabled for models/|extra inputs are not permitted|extra_forbidden|does not support parameter|argument not supported`)
+	// reasoningRe: Groq refusing a reasoning_format or reasoning_effort
+	// value ("reasoning_format=raw is not supported with JSON mode or tool
+	// calling", "`reasoning_effort` must be one of `none` or `default`"):
+	// another route may take it.
+	reasoningRe = regexp.MustCompile(`reasoning_format|reasoning_effort`)
 	// day and minute windows named in 429 bodies: Groq "(RPD)"/"(TPD)",
 	// Gemini quotaId "PerDay", metric "per_day", Cerebras "per day" and
 	// "-day" header-style names, GitHub "UserByModelByDay" / "per 86400s",
@@ -237,14 +262,82 @@ func clientError(hay string) (Class, Scope) {
 		return Auth, ScopeProvider
 	case tooLargeRe.MatchString(hay):
 		return TooLarge, ScopeRequest
-	case configRe.MatchString(hay):
-		return BadConfig, ScopeRoute
+	case thinkingRe.MatchString(hay):
+		return Unsupported, ScopeRequest
 	case unfitRe.MatchString(hay):
 		return TooLarge, ScopeRequest
-	case notSupportedRe.MatchString(hay):
-		return BadConfig, ScopeRoute
+	case unsupportedRe.MatchString(hay), reasoningRe.MatchString(hay):
+		// Whose parameter it is decides between "unsupported here" (the
+		// caller's: skip the route for this request) and bad_config (the
+		// route's own: rest it); only the router knows, so the verdict
+		// names the parameter and stays with the request until then.
+		return Unsupported, ScopeRequest
 	}
 	return BadRequest, ScopeRequest
+}
+
+// Parameter names in refusals, in the provider's own spelling. Each
+// captures the name; they are tried in order on the original message.
+var paramRes = []*regexp.Regexp{
+	// OpenAI, GitHub Models: Unsupported parameter: 'max_tokens' is ...
+	regexp.MustCompile("(?i)unsupported parameter:?\\s*['\"`]([^'\"`\\s]+)"),
+	// Groq, Cerebras: property 'store' is unsupported (a did-you-mean
+	// that follows names another field, not this one).
+	regexp.MustCompile(`(?i)property\s+'([^'\s]+)'\s+is\s+unsupported`),
+	// Google: Unknown name "thinking_level" at 'generation_config.thinking_config'
+	regexp.MustCompile(`(?i)unknown name\s+"([^"\s]+)"(?:\s+at\s+'([^'\s]+)')?`),
+	// Mistral (see validationText): Extra inputs are not permitted: body.n
+	regexp.MustCompile(`(?i)extra inputs are not permitted:\s*([\w.\[\]-]+)`),
+	// xAI and OCI: does not support parameter reasoningEffort; Argument not supported: logit_bias
+	regexp.MustCompile("(?i)(?:does not support parameter|argument not supported:)\\s*['\"`]?([\\w.\\[\\]-]+)"),
+}
+
+// notSupportedName finds "X is not supported ..." / "X is unsupported":
+// Groq "`logprobs` is not supported with this model", NVIDIA
+// "chat_template_kwargs.enable_thinking is not supported for this model".
+var notSupportedName = regexp.MustCompile("(?i)(?:^|[\\s:(])['\"`]?([A-Za-z_][\\w.\\[\\]-]*)['\"`]?\\s+(?:is|are)\\s+(?:not supported|unsupported)")
+
+// namedParam is the parameter an Unsupported refusal names (see
+// Verdict.Param), or "".
+func namedParam(d *detail, msg string) string {
+	return strings.TrimRight(findParam(d, msg), ".")
+}
+
+func findParam(d *detail, msg string) string {
+	for _, re := range paramRes {
+		if m := re.FindStringSubmatch(msg); m != nil {
+			if len(m) > 2 && m[2] != "" {
+				return m[2] + "." + m[1]
+			}
+			return m[1]
+		}
+	}
+	lower := strings.ToLower(msg)
+	switch {
+	case thinkingRe.MatchString(lower):
+		return "thinkingConfig"
+	case strings.Contains(lower, "developer instruction is not enabled"):
+		// Gemma takes no system instruction: the caller's system message.
+		return "systemInstruction"
+	}
+	if m := reasoningRe.FindString(lower); m != "" {
+		return m
+	}
+	if m := notSupportedName.FindStringSubmatch(msg); m != nil {
+		switch strings.ToLower(m[1]) {
+		case "parameter", "field", "argument", "value", "feature", "request", "model", "this", "it":
+			// "This parameter is not supported ...": no name given.
+		default:
+			return m[1]
+		}
+	}
+	// OpenAI-style bodies name it in "param" too; Cerebras puts other
+	// words there ("validation_error"), so only a param the message
+	// mentions is trusted.
+	if d.param != "" && strings.Contains(lower, strings.ToLower(d.param)) {
+		return d.param
+	}
+	return ""
 }
 
 // longWait is the retry-after above which a 429 that names no window is

@@ -42,6 +42,7 @@ type bodyCase struct {
 	code    string
 	msgHas  []string
 	msgNot  []string
+	param   string // Verdict.Param of an Unsupported verdict
 }
 
 // TestClassifyBodies runs every verbatim body of PROVIDERS.md §2 (testdata/,
@@ -65,7 +66,10 @@ func TestClassifyBodies(t *testing.T) {
 		{file: "built/groq_429_rpd", status: 429, flavor: "groq", class: RateDay, scope: ScopeRoute, retry: time.Minute + 363142857},
 		{file: "built/groq_429_2024", status: 429, flavor: "groq", class: RateMinute, scope: ScopeRoute, retry: 6780999999,
 			msgHas: []string{"Requested ~12903"}, msgNot: []string{"org_01hw8f0aa0ekmrn70ffm2zkdv1"}},
-		{file: "built/groq_400_reasoning_format", status: 400, flavor: "groq", class: BadConfig, scope: ScopeRoute},
+		{file: "built/groq_400_reasoning_format", status: 400, flavor: "groq", class: Unsupported, scope: ScopeRequest, param: "reasoning_format"},
+		{file: "built/groq_400_property_unsupported", status: 400, flavor: "groq", class: Unsupported, scope: ScopeRequest, param: "store",
+			msgHas: []string{"property 'store' is unsupported"}},
+		{file: "built/groq_400_not_supported", status: 400, flavor: "groq", class: Unsupported, scope: ScopeRequest, param: "logprobs"},
 
 		// Gemini native.
 		{file: "gemini_429_minute", status: 429, flavor: "gemini", class: RateMinute, scope: ScopeRoute, retry: 26 * time.Second,
@@ -83,23 +87,27 @@ func TestClassifyBodies(t *testing.T) {
 		{file: "built/gemini_404", status: 404, flavor: "gemini", class: Gone, scope: ScopeRoute, code: "NOT_FOUND"},
 		{file: "built/gemini_503_overloaded", status: 503, flavor: "gemini", class: Overloaded, scope: ScopeRoute, code: "UNAVAILABLE"},
 		{file: "built/gemini_503_high_demand", status: 503, flavor: "gemini", class: Overloaded, scope: ScopeRoute, msgHas: []string{"high demand"}},
-		{file: "built/gemini_400_thinking_level", status: 400, flavor: "gemini", class: BadConfig, scope: ScopeRoute},
-		{file: "built/gemini_400_thinking_medium", status: 400, flavor: "gemini", class: BadConfig, scope: ScopeRoute},
-		{file: "built/gemini_400_thinking_both", status: 400, flavor: "gemini", class: BadConfig, scope: ScopeRoute},
-		{file: "built/gemini_400_budget0", status: 400, flavor: "gemini", class: BadConfig, scope: ScopeRoute},
-		{file: "built/gemini_400_budget_invalid", status: 400, flavor: "gemini", class: BadConfig, scope: ScopeRoute},
+		{file: "built/gemini_400_thinking_level", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest, param: "thinkingConfig"},
+		{file: "built/gemini_400_thinking_medium", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest, param: "thinkingConfig"},
+		{file: "built/gemini_400_thinking_both", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest, param: "thinkingConfig"},
+		{file: "built/gemini_400_budget0", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest, param: "thinkingConfig"},
+		{file: "built/gemini_400_budget_invalid", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest, param: "thinkingConfig"},
+		{file: "built/gemini_400_developer_instruction", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest, param: "systemInstruction",
+			code: "INVALID_ARGUMENT"},
 		{file: "built/gemini_400_context", status: 400, flavor: "gemini", class: TooLarge, scope: ScopeRequest},
 
 		// Gemini OpenAI-compatible: the JSON array.
 		{file: "gemini_openai_429", status: 429, flavor: "gemini", class: RateMinute, scope: ScopeRoute, code: "RESOURCE_EXHAUSTED",
 			msgHas: []string{"Resource has been exhausted"}},
-		{file: "built/gemini_openai_400_unknown_field", status: 400, flavor: "gemini", class: BadConfig, scope: ScopeRoute,
-			msgHas: []string{`Unknown name "store"`}},
+		{file: "built/gemini_openai_400_unknown_field", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest,
+			msgHas: []string{`Unknown name "store"`}, param: "store"},
 
 		// Cerebras.
 		{file: "cerebras_429_rpm", status: 429, flavor: "cerebras", class: RateMinute, scope: ScopeRoute, code: "request_quota_exceeded",
 			msgHas: []string{"Requests per minute limit exceeded"}},
 		{file: "built/cerebras_429_tpm", status: 429, flavor: "cerebras", class: RateMinute, scope: ScopeRoute},
+		{file: "built/cerebras_400_property_unsupported", status: 400, flavor: "cerebras", class: Unsupported, scope: ScopeRequest,
+			code: "wrong_api_format", param: "messages.1.assistant.reasoning_content"},
 
 		// OpenRouter.
 		{file: "openrouter_429_day", status: 429, flavor: "openrouter", class: RateDay, scope: ScopeProvider, retry: 90 * time.Minute, resetAt: orDay,
@@ -126,11 +134,16 @@ func TestClassifyBodies(t *testing.T) {
 		// Mistral.
 		{file: "mistral_429_2026", status: 429, flavor: "mistral", class: RateMinute, scope: ScopeRoute, code: "1300", msgHas: []string{"Rate limit exceeded"}},
 		{file: "mistral_429_2025", status: 429, flavor: "mistral", class: RateMinute, scope: ScopeRoute, msgHas: []string{"Requests rate limit exceeded"}},
+		{file: "built/mistral_422_extra_forbidden", status: 422, flavor: "mistral", class: Unsupported, scope: ScopeRequest, param: "body.n",
+			msgHas: []string{"Extra inputs are not permitted: body.n"}},
+		{file: "built/mistral_422_extra_forbidden_string", status: 422, flavor: "mistral", class: Unsupported, scope: ScopeRequest,
+			param: "body.frequency_penalty", msgNot: []string{"0.0", "pydantic"}},
 
 		// GitHub Models.
 		{file: "github_429_day", status: 429, flavor: "github", class: RateDay, scope: ScopeRoute, retry: 5631 * time.Second, code: "RateLimitReached"},
 		{file: "built/github_429_minute", status: 429, flavor: "github", class: RateMinute, scope: ScopeRoute, retry: 42 * time.Second},
 		{file: "github_413", status: 413, flavor: "github", class: TooLarge, scope: ScopeRequest, code: "tokens_limit_reached"},
+		{file: "built/github_400_unsupported_parameter", status: 400, flavor: "github", class: Unsupported, scope: ScopeRequest, param: "top_p"},
 
 		// Cloudflare.
 		{file: "cloudflare_429_day", status: 429, flavor: "cloudflare", class: RateDay, scope: ScopeProvider, code: "4006",
@@ -150,6 +163,11 @@ func TestClassifyBodies(t *testing.T) {
 		{file: "built/openai_400_content_filter", status: 400, flavor: "generic", class: Refused, scope: ScopeRequest, code: "content_filter"},
 		{file: "built/openai_400_bad_param", status: 400, flavor: "generic", class: BadRequest, scope: ScopeRequest,
 			msgHas: []string{"must contain at least one message"}},
+		{file: "built/openai_400_unsupported_parameter", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest,
+			code: "unsupported_parameter", param: "temperature"},
+		{file: "built/openai_400_max_tokens", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest,
+			code: "unsupported_parameter", param: "max_tokens"},
+		{file: "built/xai_400_reasoning_effort", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest, param: "reasoningEffort"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -190,6 +208,9 @@ func checkVerdict(t *testing.T, v Verdict, tc bodyCase) {
 		if strings.Contains(v.Message, s) || strings.Contains(v.LogText(), s) {
 			t.Errorf("Message %q or LogText: must not contain %q", v.Message, s)
 		}
+	}
+	if v.Param != tc.param {
+		t.Errorf("Param: got %q, want %q", v.Param, tc.param)
 	}
 	if n := len(v.LogText()); n > maxLog {
 		t.Errorf("LogText: got %d bytes, want <= %d", n, maxLog)
@@ -328,7 +349,7 @@ func TestClassifyErrors(t *testing.T) {
 		{"422 generic", up(422, nil, `{"detail":"field required"}`), BadRequest, ScopeRequest, "field required"},
 		{"pollinations error string", up(400, nil, `{"error":"bad prompt","status":400}`), BadRequest, ScopeRequest, "bad prompt"},
 		{"vllm object error", up(400, nil, `{"object":"error","message":"tools is not supported for this model","type":"BadRequestError"}`), TooLarge, ScopeRequest, "tools is not supported for this model"},
-		{"parameter not supported", up(400, nil, `{"error":{"message":"temperature is not supported for this model"}}`), BadConfig, ScopeRoute, "temperature is not supported for this model"},
+		{"parameter not supported", up(400, nil, `{"error":{"message":"temperature is not supported for this model"}}`), Unsupported, ScopeRequest, "temperature is not supported for this model"},
 		{"429 inside a number is not a status", up(400, nil, `{"error":{"message":"Please retry in 18.403470473s"}}`), BadRequest, ScopeRequest, "Please retry in 18.403470473s"},
 	}
 	for _, tc := range cases {
@@ -336,6 +357,42 @@ func TestClassifyErrors(t *testing.T) {
 			v := Classify(tc.err, testNow)
 			if v.Class != tc.class || v.Scope != tc.scope || v.Message != tc.msg {
 				t.Errorf("got %v/%v %q, want %v/%v %q", v.Class, v.Scope, v.Message, tc.class, tc.scope, tc.msg)
+			}
+		})
+	}
+}
+
+// TestUnsupportedParam checks the parameter named by each wording of
+// "this route does not take that field" (issue 10, item 1): the router
+// decides from it whether the caller's request or the route's own settings
+// caused the refusal.
+func TestUnsupportedParam(t *testing.T) {
+	cases := []struct {
+		name, body, param string
+	}{
+		{"openai", `{"error":{"message":"Unsupported parameter: 'logit_bias' is not supported with this model.","type":"invalid_request_error","param":"logit_bias","code":"unsupported_parameter"}}`, "logit_bias"},
+		{"openai dotted", `{"error":{"message":"Unsupported parameter: 'reasoning.effort' is not supported with this model.","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_parameter"}}`, "reasoning.effort"},
+		{"groq did-you-mean names another field", `{"error":{"message":"property 'abort_signal' is unsupported, did you mean 'logit_bias'?","type":"invalid_request_error"}}`, "abort_signal"},
+		{"groq backticks", `{"error":{"message":"` + "`reasoning_effort`" + ` is not supported with this model","type":"invalid_request_error"}}`, "reasoning_effort"},
+		{"groq reasoning value", `{"error":{"message":"` + "`reasoning_effort` must be one of `none` or `default`" + `","type":"invalid_request_error"}}`, "reasoning_effort"},
+		{"nvidia dotted", `{"status":400,"title":"Bad Request","detail":"chat_template_kwargs.enable_thinking is not supported for this model"}`, "chat_template_kwargs.enable_thinking"},
+		{"gemini compat array", `[{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"reasoning\": Cannot find field.","status":"INVALID_ARGUMENT"}}]`, "reasoning"},
+		{"gemini nested path", `{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"thinking_level\" at 'generation_config.thinking_config': Cannot find field.","status":"INVALID_ARGUMENT"}}`, "generation_config.thinking_config.thinking_level"},
+		{"oci", `{"code":"400","error":"Argument not supported: logit_bias"}`, "logit_bias"},
+		{"mistral detail at top", `{"detail":[{"type":"extra_forbidden","loc":["body","stream_options"],"msg":"Extra inputs are not permitted","input":null}]}`, "body.stream_options"},
+		{"none named", `{"error":{"message":"This parameter is not supported with this model."}}`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Classify(&UpstreamError{Provider: "p", Status: 400, Body: []byte(tc.body)}, testNow)
+			if v.Class != Unsupported || v.Scope != ScopeRequest {
+				t.Fatalf("got %v/%v (%q), want unsupported/request", v.Class, v.Scope, v.Message)
+			}
+			if v.Param != tc.param {
+				t.Errorf("Param: got %q, want %q (message %q)", v.Param, tc.param, v.Message)
+			}
+			if v.Class.Rests() {
+				t.Error("an unsupported parameter rests the route")
 			}
 		})
 	}
@@ -371,7 +428,7 @@ func TestUpstreamErrorText(t *testing.T) {
 }
 
 func TestClassNames(t *testing.T) {
-	want := []string{"ok", "empty", "rate_minute", "rate_day", "auth", "gone", "bad_config", "bad_request", "refused", "too_large", "overloaded", "timeout", "cancelled"}
+	want := []string{"ok", "empty", "rate_minute", "rate_day", "auth", "gone", "bad_config", "bad_request", "unsupported", "refused", "too_large", "overloaded", "timeout", "cancelled"}
 	for i, name := range want {
 		c := Class(i)
 		if got := c.String(); got != name {

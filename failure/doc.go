@@ -49,16 +49,37 @@
 //	    context_length_exceeded, "reduce the length", "input
 //	    token count (...) exceeds the maximum",
 //	    tokens_limit_reached, "request too large"              too_large    request
-//	    Gemini thinking errors, "Unknown name ... Cannot find
-//	    field", reasoning_format, reasoning_effort             bad_config   route
+//	    Gemini thinking errors ("Thinking level ...", "thinking
+//	    budget", "Budget 0 is invalid")                        unsupported  request
 //	    tools / JSON mode / images "not supported"             too_large    request
-//	    "is not supported for this model"                      bad_config   route
+//	    a field this route does not take: "Unsupported
+//	    parameter: 'x'", "property 'x' is unsupported", "x is
+//	    not supported with/for this model", "Unknown name \"x\":
+//	    Cannot find field", "is not enabled for models/",
+//	    Mistral's extra_forbidden, "does not support parameter
+//	    x"; any 4xx naming reasoning_format/reasoning_effort   unsupported  request
 //	    anything else                                          bad_request  request
 //	21  1xx, unfollowed 3xx (a wrong base URL)                 bad_config   route
 //
 // too_large also covers "this route cannot serve this request's features"
 // (tools, JSON mode, images): like a prompt too long, another route may take
 // it, and a caller must never rest a route for everyone.
+//
+// # Unsupported
+//
+// unsupported is DESIGN.md's "unsupported here" and, when the field is the
+// route's own, its "bad config". Classify cannot tell the two apart: the
+// same "`reasoning_effort` is not supported with this model" is the
+// caller's doing when the caller sent reasoning_effort, and the route's
+// when its config's extra fields did. So the verdict names the field
+// (Verdict.Param: "logit_bias", "thinkingConfig" for Gemini's thinking
+// refusals, "" when the provider names none) and stays with the request;
+// the router, which knows what the caller sent and what the route adds,
+// turns it into bad_config (a 6 h rest) only when the field is the route's
+// own. Otherwise the route is skipped for this request, nothing rests, the
+// next route gets the request, and the caller gets the provider's reason
+// only when no route takes it (issue 10: one request with logit_bias used
+// to rest two routes for six hours).
 //
 // # Per day or per minute
 //

@@ -145,10 +145,13 @@ func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.
 			status = http.StatusBadRequest
 		}
 		code := ce.Class.String()
-		if ce.Class == failure.Refused {
+		switch ce.Class {
+		case failure.Refused:
 			code = "content_filter"
+		case failure.Unsupported:
+			code = "unsupported_parameter" // OpenAI's code for the same refusal
 		}
-		writeError(w, status, ce.Route+": "+ce.Message, "invalid_request_error", "", code)
+		writeError(w, status, ce.Route+": "+ce.Message, "invalid_request_error", ce.Param, code)
 		return OutcomeRejected
 	case errors.As(err, &tl):
 		writeError(w, http.StatusBadRequest, tl.Error(), "invalid_request_error", "messages", "context_length_exceeded")

@@ -9,13 +9,17 @@ import (
 )
 
 // CallerError is a failure the request itself caused (a bad parameter, a
-// refused topic): the caller gets the provider's reason, and nothing rests.
+// refused topic, a parameter no route of the chain takes): the caller gets
+// the provider's reason, and nothing rests.
 type CallerError struct {
 	Route  string
 	Class  failure.Class
 	Status int
 	// Message is the provider's reason, redacted.
 	Message string
+	// Param is the refused parameter of a failure.Unsupported error, as
+	// the provider named it ("" when it named none).
+	Param string
 }
 
 func (e *CallerError) Error() string {

@@ -55,6 +55,7 @@ type walk struct {
 	skips    []Skip
 	failures []Skip
 	tooLarge int
+	unsup    unsupportedTally // routes that refused a field of the request
 }
 
 // outcome is one attempt, from its start to its result.
@@ -142,7 +143,7 @@ func (w *walk) run() (*outcome, error) {
 			return nil, fmt.Errorf("route: waiting for a limited route: %w", err)
 		}
 		w.waited += wait
-		w.next, w.skips, w.failures, w.tooLarge = 0, nil, nil, 0
+		w.next, w.skips, w.failures, w.tooLarge, w.unsup = 0, nil, nil, 0, unsupportedTally{}
 		w.provFailed = make(map[string]bool)
 		w.loadRests(w.parent)
 	}
@@ -391,7 +392,7 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "no answer within the attempt timeout"}
 		}
 	}
-	return failure.Classify(o.err, now)
+	return blame(failure.Classify(o.err, now), o.route, w.req)
 }
 
 // failed settles a failed attempt and decides what the walk does next. It
@@ -406,6 +407,8 @@ func (w *walk) failed(o *outcome) error {
 		return &CallerError{Route: rt.ID, Class: v.Class, Status: statusOf(o.err), Message: v.Message}
 	case v.Class == failure.TooLarge:
 		w.tooLarge++
+	case v.Class == failure.Unsupported:
+		w.unsup.add(rt.ID, v)
 	case v.Scope == failure.ScopeProvider:
 		w.provFailed[rt.Provider.Name] = true
 	}
@@ -532,7 +535,12 @@ func (w *walk) soonest() (time.Time, bool) {
 }
 
 func (w *walk) exhausted() error {
-	if w.tooLarge > 0 && w.tooLarge == len(w.order)-w.countDisabled() {
+	// Every route refused this request for what it is (too long, or a
+	// field it does not take): the caller gets the reason, nothing rests.
+	if unfit := w.tooLarge + w.unsup.n; unfit > 0 && unfit == len(w.order)-w.countDisabled() {
+		if w.unsup.first != nil {
+			return w.unsup.first
+		}
 		return &TooLargeError{Chain: w.ch.Name, Tokens: w.est, Largest: largestContext(w.order)}
 	}
 	e := &ExhaustedError{Chain: w.ch.Name, Skips: append(w.skips, w.failures...)}

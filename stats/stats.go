@@ -9,8 +9,9 @@
 //   - A route's success rate is its answers over its judged attempts: those
 //     that ended ok or with a failure the route caused (a class that rests:
 //     empty, rate_minute, rate_day, auth, gone, bad_config, overloaded,
-//     timeout). A cancelled attempt, a bad request, a refusal and a prompt
-//     too large for the route say nothing about its health and are left out.
+//     timeout). A cancelled attempt, a bad request, a refusal, a parameter
+//     the route does not take (unsupported) and a prompt too large for the
+//     route say nothing about its health and are left out.
 //   - A route's failover rate is the share of its attempts (cancelled ones
 //     left out) that failed and handed their request on to the next route:
 //     every class but ok, cancelled, bad_request and refused.
