@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,6 +122,10 @@ type stackOptions struct {
 	clock clock.Clock
 	// latency is each emulated route's wait before answering, by route ID.
 	latency map[string]time.Duration
+	// logger receives the gateway's log; default none.
+	logger *slog.Logger
+	// callLog writes the call log to DataDir/calls.jsonl; default off.
+	callLog bool
 }
 
 // stack is an emulator and a gateway in front of it.
@@ -160,7 +165,11 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 	}
 	es := httptest.NewServer(emu)
 	tb.Cleanup(es.Close)
-	yaml := "data_dir: " + tb.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
+	callLog := "call_log: \"off\"\n"
+	if o.callLog {
+		callLog = ""
+	}
+	yaml := "data_dir: " + tb.TempDir() + "\n" + callLog + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
 	env := func(k string) string {
 		if v, ok := o.env[k]; ok {
 			return v
@@ -172,7 +181,7 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 		tb.Fatalf("config: %v", err)
 	}
 	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Logger: o.logger})
 	if err != nil {
 		tb.Fatalf("tollfree.New: %v", err)
 	}

@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync"
 
 	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/calllog"
@@ -39,6 +40,7 @@ import (
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/search"
+	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/state/memstore"
 )
@@ -83,7 +85,11 @@ type Gateway struct {
 	log     *calllog.Writer
 	cache   *cache.Cache
 	handler *httpapi.Server
+	served  http.Handler   // handler behind the scrubbing of secrets (secrets.go)
 	obs     *observability // status, stats, metrics (observability.go)
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New builds a Gateway from a plan.
@@ -97,6 +103,11 @@ func New(o Options) (*Gateway, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	secrets := secretsOf(o.Plan)
+	o.Logger = slog.New(secret.NewHandler(o.Logger.Handler(), secrets))
+	if n := secrets.Skipped(); n > 0 {
+		o.Logger.Warn("some configured keys or tokens are shorter than 4 bytes and are not scrubbed from logs and pages; use longer ones", "count", n)
+	}
 	g := &Gateway{plan: o.Plan}
 	g.store = o.Store
 	if g.store == nil {
@@ -109,6 +120,9 @@ func New(o Options) (*Gateway, error) {
 			return nil, fmt.Errorf("tollfree: opening local state: %w", err)
 		}
 		g.own, g.store = ms, ms
+	}
+	if secrets.Len() > 0 {
+		g.store = scrubStore{Store: g.store, set: secrets}
 	}
 	g.budget = quota.New(quota.Options{Store: g.store, Clock: o.Clock})
 	var recs multiRecorder
@@ -131,7 +145,7 @@ func New(o Options) (*Gateway, error) {
 	ups := Upstreams(o.Plan, o.HTTPClient)
 	r, err := route.New(route.Options{
 		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget,
-		Clock: o.Clock, Recorder: recs, Logger: o.Logger,
+		Clock: o.Clock, Recorder: scrubRecorder{next: recs, set: secrets}, Logger: o.Logger,
 	})
 	if err != nil {
 		g.Close()
@@ -171,21 +185,27 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health, Cache: g.cache,
 		Observer: g.obs, Search: searchers, Admitter: g.budget})
+	g.served = g.handler
+	if secrets.Len() > 0 {
+		g.served = scrubHandler{next: g.handler, set: secrets}
+	}
 	return g, nil
 }
 
-// Upstreams builds one adapter per enabled provider of the plan.
+// Upstreams builds one adapter per enabled provider of the plan. Each
+// scrubs every secret of the plan from the errors it returns.
 func Upstreams(p *config.Plan, client *http.Client) map[string]route.Upstream {
 	ups := make(map[string]route.Upstream, len(p.Providers))
+	secrets := secretsOf(p)
 	for name, pr := range p.Providers {
 		if pr.Disabled {
 			continue
 		}
 		switch pr.Dialect {
 		case config.DialectGemini:
-			ups[name] = gemini.New(gemini.Options{Name: name, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client})
+			ups[name] = gemini.New(gemini.Options{Name: name, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client, Secrets: secrets})
 		default:
-			ups[name] = openaicompat.New(openaicompat.Options{Name: name, Flavor: pr.Flavor, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client})
+			ups[name] = openaicompat.New(openaicompat.Options{Name: name, Flavor: pr.Flavor, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client, Secrets: secrets})
 		}
 	}
 	return ups
@@ -247,8 +267,10 @@ func (g *Gateway) Stream(ctx context.Context, chain string, req *llm.Request) (*
 	return g.router.Stream(ctx, chain, "", req)
 }
 
-// Handler returns the OpenAI-compatible HTTP API.
-func (g *Gateway) Handler() http.Handler { return g.handler }
+// Handler returns the OpenAI-compatible HTTP API, with the status page,
+// metrics and admin API mounted beside it. No configured secret appears in
+// its error responses or pages.
+func (g *Gateway) Handler() http.Handler { return g.served }
 
 // Router returns the gateway's router.
 func (g *Gateway) Router() *route.Router { return g.router }
@@ -263,8 +285,13 @@ func (g *Gateway) Store() state.Store { return g.store }
 func (g *Gateway) Plan() *config.Plan { return g.plan }
 
 // Close waits for attempts being wound down, then flushes the call log and
-// closes the state it opened.
+// closes the state it opened. Calls after the first return its result.
 func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	return g.closeErr
+}
+
+func (g *Gateway) close() error {
 	var errs []error
 	if g.cache != nil {
 		g.cache.Close()

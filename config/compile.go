@@ -153,6 +153,7 @@ func (l *loader) compile() *Plan {
 		p.Chains[name] = l.compileChain(p, name, f.Chains[name])
 		p.ChainOrder = append(p.ChainOrder, name)
 	}
+	compileSecrets(p)
 	return p
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/secret"
 )
 
 // Plan is a compiled configuration: immutable runtime values, with every
@@ -42,6 +43,10 @@ type Plan struct {
 	Redis string
 	// Callers limits what each caller may ask; zero fields: no limit.
 	Callers Callers
+	// Secrets holds every secret value above (SecretValues), compiled for
+	// scrubbing from logs, pages, errors and state (issue 10). Compile sets
+	// it; nil on a Plan built by hand means "work it out from the fields".
+	Secrets *secret.Set
 }
 
 // Callers limits each caller and the whole site. A caller is the request's

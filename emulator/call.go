@@ -29,6 +29,9 @@ type call struct {
 	// compat marks a call to Gemini's OpenAI-compatible endpoint: Google's
 	// errors wrapped in a JSON array, usage on every chunk.
 	compat bool
+	// gotKey is the key the call carried (Authorization: Bearer, or
+	// Gemini's x-goog-api-key / ?key=), for EchoKey.
+	gotKey string
 
 	// Set by admit.
 	seq        int

@@ -52,6 +52,10 @@ type Provider struct {
 	Flavor string
 	// Key is the API key calls must carry; "" accepts any (or none).
 	Key string
+	// EchoKey makes the auth error quote the key the call carried, as some
+	// providers and proxies do; the default EchoNone keeps the flavor's
+	// real body, which names no key. See Echo.
+	EchoKey Echo
 	// Limits are account-wide, shared by all the provider's models
 	// (OpenRouter's 20 RPM / 50 RPD over every :free model).
 	Limits Limits

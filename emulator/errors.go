@@ -74,6 +74,9 @@ func (e *Emulator) failureOf(c *call) failure {
 	default:
 		f = genericFailure(c)
 	}
+	if c.kind == Unauthorized && c.prov.EchoKey != EchoNone && c.gotKey != "" {
+		f = echoFailure(c)
+	}
 	if c.compat {
 		f.body = append(append([]byte("["), f.body...), ']')
 	}

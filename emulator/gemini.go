@@ -206,7 +206,7 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 		e.serveOpenAI(w, r, p, "/"+rest)
 		return
 	}
-	c := &call{prov: p}
+	c := &call{prov: p, gotKey: googleKey(r)}
 	if path == "/models" && r.Method == http.MethodGet {
 		if p.Key != "" && googleKey(r) != p.Key {
 			c.kind = Unauthorized

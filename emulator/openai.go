@@ -69,7 +69,7 @@ func bearer(r *http.Request) string {
 }
 
 func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provider, path string) {
-	c := &call{prov: p, compat: p.Flavor == FlavorGemini}
+	c := &call{prov: p, compat: p.Flavor == FlavorGemini, gotKey: bearer(r)}
 	switch {
 	case path == "/models" && r.Method == http.MethodGet:
 		if p.Key != "" && bearer(r) != p.Key {
@@ -120,7 +120,7 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 	if p.Key != "" && bearer(r) != p.Key {
 		c.kind = Unauthorized
 		f := e.failureOf(c)
-		if p.Flavor == FlavorOpenRouter && bearer(r) != "" {
+		if p.Flavor == FlavorOpenRouter && bearer(r) != "" && p.EchoKey == EchoNone {
 			f = orErr(401, "User not found.", nil)
 		}
 		e.record(c, "auth", f.status)

@@ -117,7 +117,10 @@
 // # What callers see
 //
 // Verdict.Message is the provider's reason with keys, bearer tokens,
-// org_/user_ ids and emails removed (Redact), at most 300 bytes;
+// org_/user_ ids and emails removed (Redact, by shape), at most 300 bytes;
+// the configured secrets are already gone by value, whatever their shape:
+// the adapters scrub UpstreamError.Body with the plan's secret.Set before
+// Classify sees it (issue 10).
 // Verdict.LogText is shorter still and elides long quoted spans, since a
 // provider may echo the prompt. UpstreamError.Error never prints the body.
 package failure

@@ -30,7 +30,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "tollfree doctor: unexpected argument %q\n", fs.Arg(0))
 		return usageError{errors.New("unexpected argument")}
 	}
-	plan, err := loadPlan(*path)
+	plan, err := loadPlan(*path, stdout, stderr)
 	if err != nil {
 		return fmt.Errorf("the config is not valid: %w", err)
 	}

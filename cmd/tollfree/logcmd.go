@@ -52,7 +52,7 @@ func logStats(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-tz %q: %w (use an IANA zone such as UTC or Europe/Paris)", *tz, err)
 	}
-	plan, err := loadPlan(*path)
+	plan, err := loadPlan(*path, stdout, stderr)
 	if err != nil {
 		return fmt.Errorf("the config is not valid: %w", err)
 	}

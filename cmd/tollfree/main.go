@@ -22,6 +22,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/metrics"
+	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/status"
 )
 
@@ -52,6 +53,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Whatever a command prints, errors and logs included, goes through
+	// writers that scrub the config's secrets once loadPlan has read them.
+	stdout, stderr = secret.NewWriter(stdout, nil), secret.NewWriter(stderr, nil)
 	var err error
 	switch args[0] {
 	case "serve":
@@ -92,8 +96,22 @@ func newMetrics(p *config.Plan, s *status.Source) tollfree.Metrics {
 }
 
 // loadPlan reads the config named by path, or tollfree.yaml when it exists,
-// or builds the default plan from the environment.
-func loadPlan(path string) (*config.Plan, error) {
+// or builds the default plan from the environment. The outputs that scrub
+// secrets (run's) scrub the plan's from then on.
+func loadPlan(path string, outs ...io.Writer) (*config.Plan, error) {
+	plan, err := readPlan(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range outs {
+		if sw, ok := w.(*secret.Writer); ok {
+			sw.Use(plan.Secrets)
+		}
+	}
+	return plan, nil
+}
+
+func readPlan(path string) (*config.Plan, error) {
 	if path == "" {
 		if _, err := os.Stat("tollfree.yaml"); err == nil {
 			path = "tollfree.yaml"
@@ -111,7 +129,7 @@ func check(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	plan, err := loadPlan(*path)
+	plan, err := loadPlan(*path, stdout)
 	if err != nil {
 		return err
 	}
@@ -135,7 +153,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopProfiler()
 	}
-	plan, err := loadPlan(*path)
+	plan, err := loadPlan(*path, stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,7 @@ import (
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider"
+	"github.com/tollfree/tollfree/secret"
 )
 
 // Flavor is the UpstreamError.Flavor of every error this package returns.
@@ -96,6 +97,11 @@ type Options struct {
 	// transport shared by all of this Client's calls. It must have no
 	// Timeout shorter than a stream: deadlines come from ctx.
 	Client *http.Client
+	// Secrets are scrubbed from every error body and transport error
+	// before the UpstreamError leaves the Client, so that a key the
+	// provider quotes back is never classified, stored or shown. Default:
+	// APIKey alone (config.Plan.Secrets holds every configured secret).
+	Secrets *secret.Set
 }
 
 // Client calls one Gemini account. It is safe for concurrent use.
@@ -105,6 +111,7 @@ type Client struct {
 	apiKey  string
 	headers map[string]string
 	hc      *http.Client
+	secrets *secret.Set
 }
 
 // New returns a Client for o. It copies o.Headers.
@@ -115,6 +122,10 @@ func New(o Options) *Client {
 		apiKey:  o.APIKey,
 		headers: make(map[string]string, len(o.Headers)),
 		hc:      o.Client,
+		secrets: o.Secrets,
+	}
+	if c.secrets == nil {
+		c.secrets = secret.New(o.APIKey)
 	}
 	for k, v := range o.Headers {
 		c.headers[k] = v
@@ -229,8 +240,11 @@ func (c *Client) post(ctx context.Context, call provider.Call, stream bool) (*ht
 	return resp, nil
 }
 
-// fail builds the UpstreamError for one failed call.
+// fail builds the UpstreamError for one failed call, with every secret
+// scrubbed from its body and error: this is where a provider's words enter
+// tollfree.
 func (c *Client) fail(model string, status int, h http.Header, body []byte, err error) error {
+	body, err = c.secrets.ScrubBytes(body), c.secrets.Err(err)
 	return &failure.UpstreamError{
 		Provider: c.name,
 		Flavor:   Flavor,

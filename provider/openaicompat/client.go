@@ -30,6 +30,7 @@ import (
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/openai"
 	"github.com/tollfree/tollfree/provider"
+	"github.com/tollfree/tollfree/secret"
 )
 
 // MaxAnswer is the largest 2xx body Chat reads; a longer one is malformed.
@@ -65,6 +66,12 @@ type Options struct {
 	// even when the caller did not, so that token budgets count real
 	// numbers. Default false: some upstreams refuse stream_options.
 	StreamUsage bool
+	// Secrets are scrubbed from every error body and transport error
+	// before the UpstreamError leaves the Client, so that a key the
+	// provider quotes back ("Incorrect API key provided: ...") is never
+	// classified, stored or shown. Default: APIKey alone
+	// (config.Plan.Secrets holds every configured secret).
+	Secrets *secret.Set
 }
 
 // Client calls one OpenAI-compatible provider. It is safe for concurrent
@@ -82,6 +89,9 @@ type Client struct {
 // New returns a Client for the provider o describes.
 func New(o Options) *Client {
 	c := &Client{o: o, url: strings.TrimRight(o.BaseURL, "/") + "/chat/completions", hc: o.Client}
+	if c.o.Secrets == nil {
+		c.o.Secrets = secret.New(o.APIKey)
+	}
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: NewTransport()}
 	}
@@ -113,14 +123,15 @@ func NewTransport() *http.Transport {
 // transport (at shutdown or when the configuration is replaced).
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
-// fail builds the UpstreamError of a call.
+// fail builds the UpstreamError of a call, with every secret scrubbed from
+// its body and error: this is where a provider's words enter tollfree.
 func (c *Client) fail(model string, status int, h http.Header, body []byte, err error) *failure.UpstreamError {
 	if len(body) > failure.MaxBody {
 		body = body[:failure.MaxBody]
 	}
 	return &failure.UpstreamError{
 		Provider: c.o.Name, Flavor: c.o.Flavor, Model: model,
-		Status: status, Header: h, Body: bytes.Clone(body), Err: err,
+		Status: status, Header: h, Body: bytes.Clone(c.o.Secrets.ScrubBytes(body)), Err: c.o.Secrets.Err(err),
 	}
 }
 
