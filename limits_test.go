@@ -50,3 +50,58 @@ chains:
 		})
 	}
 }
+
+// TestRequestLimits: a request over the message or text limit is refused
+// at decode time with a 400 in OpenAI's format naming the limit and the
+// field, and reaches no route. 110,000 short messages to a Gemini route used
+// to be translated by repeated appends, seconds of CPU each (issue 10).
+func TestRequestLimits(t *testing.T) {
+	// A Gemini route without token limits or a context size: nothing but
+	// the request limits stands between such a request and the translation.
+	const providers = `
+providers:
+  gemini:
+    preset: gemini
+    base_url: EMU/gemini/v1beta
+    api_key: ${GEMINI_API_KEY}
+    models:
+      gemini-2.5-flash: {tpm: 0, tpd: 0, max_context: 0}
+`
+	const chains = `
+chains:
+  gem:
+    routes: [gemini/gemini-2.5-flash]
+`
+	var many strings.Builder
+	many.WriteString(`{"model":"gem","messages":[`)
+	for i := range 110_000 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		many.WriteString(`{"role":"user","content":"hi"}`)
+	}
+	many.WriteString(`]}`)
+	long := `{"model":"gem","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"` + strings.Repeat("word ", 3<<20/5) + `"}]}`
+	tests := []struct {
+		name, body, param, code, inMessage string
+	}{
+		{"110,000 messages", many.String(), "messages", "array_above_max_length", "maximum length 2048, but got an array with length 110000"},
+		{"3 MiB of text", long, "messages[1].content", "string_above_max_length", "limit of 2097152 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarnessWith(t, providers, chains)
+			got := h.post("/v1/chat/completions", "application/json", []byte(tt.body))
+			if got.status != 400 {
+				t.Fatalf("status %d, want 400: %.300s", got.status, got.body)
+			}
+			e := got.json(t)["error"].(map[string]any)
+			if e["type"] != "invalid_request_error" || e["param"] != tt.param || e["code"] != tt.code || !strings.Contains(e["message"].(string), tt.inMessage) {
+				t.Errorf("error %v; want param %q, code %q, a message with %q", e, tt.param, tt.code, tt.inMessage)
+			}
+			if n := len(h.emu.Records()); n != 0 {
+				t.Errorf("%d calls reached a route, want none", n)
+			}
+		})
+	}
+}

@@ -65,6 +65,16 @@ type Server struct {
 	ReadTimeout       time.Duration
 	IdleTimeout       time.Duration
 	ShutdownGrace     time.Duration
+	// WriteTimeout caps each write to a client; a client that stops reading
+	// is dropped after it. Default 30s.
+	WriteTimeout time.Duration
+	// MaxConnections caps the client connections served at once. Default 256.
+	MaxConnections int
+	// MaxMessages caps the messages of one request. Default 2048.
+	MaxMessages int
+	// MaxContentBytes caps the text of one request's messages, all
+	// together. Default 2 MiB.
+	MaxContentBytes int64
 }
 
 // Dialect is the wire format a provider speaks.
