@@ -1,8 +1,12 @@
 package tollfree_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree/emulator"
 )
 
 // tpmOnlyProviders is emulatedProviders with Groq's 70b model given no
@@ -103,5 +107,80 @@ chains:
 				t.Errorf("%d calls reached a route, want none", n)
 			}
 		})
+	}
+}
+
+// TestStreamEndsAtTheChainDeadline: the chain's deadline caps a whole
+// stream, after its first token too. A route sending a token every 0.9 s
+// on a chain with a 6 s deadline is cut at 6 s: the caller gets the tokens
+// so far and an explicit error event, never a finish or [DONE]; no
+// continuation is tried past the deadline and the route does not rest (it
+// was answering). Such a stream used to run on for the whole answer (issue
+// 10: 17 s).
+func TestStreamEndsAtTheChainDeadline(t *testing.T) {
+	const chains = `
+chains:
+  slow:
+    routes: [groq/llama-3.3-70b-versatile, groq/llama-3.1-8b-instant]
+    attempt_timeout: 5s
+    deadline: 6s
+    idle_timeout: 5s
+`
+	const tick = 900 * time.Millisecond
+	h := newHarnessWith(t, continuingProviders, chains)
+	h.emu.AddModel("groq", emulator.Model{ID: "llama-3.3-70b-versatile", ChunkDelay: tick, Answer: strings.TrimSpace(strings.Repeat("word ", 30))})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := h.openStream(streamBody("slow", false))
+	for i := 0; i <= 6; i++ { // tokens at 0, 0.9 ... 5.4 s
+		if i > 0 {
+			at := t0.Add(time.Duration(i) * tick)
+			if err := h.clk.BlockUntilDeadline(ctx, at); err != nil {
+				t.Fatalf("the route does not wait for its token %d: %v", i, err)
+			}
+			h.clk.Set(at)
+		}
+		if ev := c.event(); !strings.Contains(ev, `"content":"word `) {
+			t.Fatalf("event %d = %q, want a word", i, ev)
+		}
+	}
+	// The next token is due at 6.3 s; the chain's deadline is 6 s.
+	if err := h.clk.BlockUntilDeadline(ctx, t0.Add(7*tick)); err != nil {
+		t.Fatalf("the route does not wait for its token 7: %v", err)
+	}
+	h.clk.Set(t0.Add(6 * time.Second))
+	type ending struct {
+		body []byte
+		err  error
+	}
+	done := make(chan ending, 1)
+	go func() {
+		body, err := c.rest()
+		done <- ending{body, err}
+	}()
+	var end ending
+	select {
+	case end = <-done:
+	case <-ctx.Done():
+		t.Fatalf("at the chain's 6s deadline the stream is still open; so far:\n%s", c.raw.Bytes())
+	}
+	if end.err == nil {
+		t.Error("the response ended cleanly; want it aborted")
+	}
+	tail := string(end.body[strings.LastIndex(string(end.body), `"content":"word `):])
+	wantErr := `data: {"error":{"message":"the answer from groq/llama-3.3-70b-versatile was cut at the chain's deadline of 6s; the text received so far is incomplete","type":"server_error","code":"stream_broken"}}` + "\n\n"
+	if !strings.HasSuffix(tail, "\n\n"+wantErr) || strings.Contains(tail, "[DONE]") || strings.Contains(tail, "finish_reason\":\"stop") {
+		t.Errorf("the stream ends with\n%s\nwant the last word, then\n%s", tail, wantErr)
+	}
+	if !h.clk.Now().Equal(t0.Add(6 * time.Second)) {
+		t.Errorf("the clock moved on to %v", h.clk.Now())
+	}
+	id := c.resp.Header.Get("X-Request-Id")
+	atts := h.recs.forRequest(id)
+	if len(atts) != 1 || atts[0].Class.String() != "timeout" || atts[0].RestKey != "" {
+		t.Errorf("attempts %+v, want one timeout without a rest", atts)
+	}
+	if n := h.emu.Calls("groq", "llama-3.1-8b-instant"); n != 0 {
+		t.Errorf("%d continuations tried past the deadline", n)
 	}
 }

@@ -220,8 +220,8 @@ type Chain struct {
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout time.Duration
-	// Deadline caps the whole request, every attempt and wait included.
-	// Default 60s.
+	// Deadline caps the whole request, every attempt and wait included,
+	// and a stream to its last chunk. Default 60s.
 	Deadline time.Duration
 	// HedgeDelay starts the next eligible route when the running attempt has
 	// not answered after it. Zero: no hedging.

@@ -185,8 +185,9 @@ type ChainConfig struct {
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout *Duration `yaml:"attempt_timeout"`
-	// Deadline caps the whole request. Default 60s; for a chain that is not
-	// interactive, at least wait_cap + attempt_timeout.
+	// Deadline caps the whole request, a whole stream included (a stream
+	// still running at it ends with an error event). Default 60s; for a
+	// chain that is not interactive, at least wait_cap + attempt_timeout.
 	Deadline *Duration `yaml:"deadline"`
 	// HedgeDelay starts the next route when the running one is silent that
 	// long; shorter than attempt_timeout. Default 0: no hedging.
