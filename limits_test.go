@@ -2,7 +2,12 @@ package tollfree_test
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,4 +188,59 @@ chains:
 	if n := h.emu.Calls("groq", "llama-3.1-8b-instant"); n != 0 {
 		t.Errorf("%d continuations tried past the deadline", n)
 	}
+}
+
+// TestSlowReaderIsDropped: a client that stops reading a long stream is
+// dropped after the write timeout: the gateway's handler returns and the
+// upstream call it relayed is cancelled, instead of both being held for as
+// long as the client likes (issue 10). The client is a raw TCP connection
+// that never reads, on sockets with small buffers so that they fill at once.
+func TestSlowReaderIsDropped(t *testing.T) {
+	const config = `
+server: {write_timeout: 300ms}
+chains:
+  long:
+    routes: [groq/llama-3.3-70b-versatile]
+`
+	h := newHarness(t, config)
+	// 1 MiB of answer in 16 KiB chunks: far more than the sockets hold.
+	answer := strings.TrimSpace(strings.Repeat("word ", 1<<20/5))
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Answer, Text: answer, ChunkBytes: 16 << 10})
+	var active atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		active.Add(1)
+		defer active.Add(-1)
+		h.gw.Handler().ServeHTTP(w, r)
+	}))
+	srv.Listener = smallBuffers{srv.Listener}
+	srv.Start()
+	defer srv.Close()
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.(*net.TCPConn).SetReadBuffer(4 << 10); err != nil {
+		t.Fatal(err)
+	}
+	body := streamBody("long", false)
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	h.waitCalls("groq", "llama-3.3-70b-versatile", 1)
+	waitFor(t, "the handler to give up on a client that does not read", func() bool { return active.Load() == 0 })
+	atts := h.recs.all()
+	if len(atts) != 1 || atts[0].Class.String() != "cancelled" {
+		t.Errorf("attempts %+v, want one cancelled: the upstream call is let go", atts)
+	}
+}
+
+// smallBuffers gives each accepted connection a small send buffer.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4 << 10)
+	}
+	return c, err
 }
