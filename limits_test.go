@@ -1,8 +1,10 @@
 package tollfree_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/httpapi"
 )
 
 // tpmOnlyProviders is emulatedProviders with Groq's 70b model given no
@@ -243,4 +246,76 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 		_ = tc.SetWriteBuffer(4 << 10)
 	}
 	return c, err
+}
+
+// TestConnectionCap: with max_connections 2 and two connections held, a
+// third is answered at once with a 503 in OpenAI's format and Retry-After,
+// a health check on another is answered 200 (the gateway is busy, not
+// down), and once a held connection closes, requests are served again. The
+// listener is the one `tollfree serve` uses; before it, connections were
+// never capped (issue 10).
+func TestConnectionCap(t *testing.T) {
+	const config = `
+server: {max_connections: 2}
+chains:
+  answer:
+    routes: [groq/llama-3.3-70b-versatile]
+`
+	h := newHarness(t, config)
+	srv := httptest.NewUnstartedServer(h.gw.Handler())
+	srv.Listener = httpapi.LimitListener(srv.Listener, h.plan.Server.MaxConnections, h.gw.Handler())
+	srv.Start()
+	defer srv.Close()
+
+	// Two keep-alive connections, each served once and held open.
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprint(c, "GET /v1/models HTTP/1.1\r\nHost: gateway\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("a connection within the cap: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		held = append(held, c)
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	post := func() (*http.Response, []byte) {
+		t.Helper()
+		resp, err := client.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"answer","messages":[{"role":"user","content":"What does tollfree do?"}]}`))
+		if err != nil {
+			t.Fatalf("POST over the cap: %v", err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+
+	resp, body := post()
+	got := reply{status: resp.StatusCode, header: resp.Header, body: body}
+	if got.status != 503 || got.header.Get("Retry-After") != "1" || got.errorCode(t) != "too_many_connections" {
+		t.Errorf("over the cap: %d Retry-After %q %s; want 503, Retry-After 1, too_many_connections", got.status, got.header.Get("Retry-After"), body)
+	}
+	hz, err := client.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatalf("GET /healthz over the cap: %v", err)
+	}
+	hb, _ := io.ReadAll(hz.Body)
+	hz.Body.Close()
+	if hz.StatusCode != 200 || !strings.Contains(string(hb), `"status":"ok"`) {
+		t.Errorf("GET /healthz over the cap: %d %s; want 200 ok", hz.StatusCode, hb)
+	}
+	if n := len(h.emu.Records()); n != 0 {
+		t.Errorf("%d calls reached a route over the cap", n)
+	}
+
+	held[0].Close()
+	waitFor(t, "a request to be served once a connection is free", func() bool {
+		resp, _ := post()
+		return resp.StatusCode == 200
+	})
 }
