@@ -125,6 +125,10 @@ func (l *loader) compile() *Plan {
 			ReadTimeout:       time.Duration(f.Server.ReadTimeout),
 			IdleTimeout:       time.Duration(f.Server.IdleTimeout),
 			ShutdownGrace:     time.Duration(f.Server.ShutdownGrace),
+			WriteTimeout:      time.Duration(f.Server.WriteTimeout),
+			MaxConnections:    f.Server.MaxConnections,
+			MaxMessages:       f.Server.MaxMessages,
+			MaxContentBytes:   int64(f.Server.MaxContent),
 		},
 		Rest: failure.Policy{
 			Empty:      time.Duration(f.Rest.Empty),

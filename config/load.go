@@ -109,6 +109,15 @@ func (l *loader) applyDefaults() {
 	setDur(&f.Server.ReadTimeout, Duration(30*time.Second))
 	setDur(&f.Server.IdleTimeout, Duration(120*time.Second))
 	setDur(&f.Server.ShutdownGrace, Duration(30*time.Second))
+	// Issue 10: no request, client or connection may take unbounded work.
+	setDur(&f.Server.WriteTimeout, Duration(30*time.Second))
+	setDur(&f.Server.MaxContent, 2<<20)
+	if f.Server.MaxConnections == 0 {
+		f.Server.MaxConnections = 256
+	}
+	if f.Server.MaxMessages == 0 {
+		f.Server.MaxMessages = 2048
+	}
 	l.restDefaults()
 	if f.Roles == nil {
 		f.Roles = defaultRoles()

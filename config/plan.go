@@ -70,6 +70,16 @@ type Server struct {
 	ReadTimeout       time.Duration
 	IdleTimeout       time.Duration
 	ShutdownGrace     time.Duration
+	// WriteTimeout caps each write to a client; a client that stops reading
+	// is dropped after it. Default 30s.
+	WriteTimeout time.Duration
+	// MaxConnections caps the client connections served at once. Default 256.
+	MaxConnections int
+	// MaxMessages caps the messages of one request. Default 2048.
+	MaxMessages int
+	// MaxContentBytes caps the text of one request's messages, all
+	// together. Default 2 MiB.
+	MaxContentBytes int64
 }
 
 // Dialect is the wire format a provider speaks.
@@ -215,8 +225,8 @@ type Chain struct {
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout time.Duration
-	// Deadline caps the whole request, every attempt and wait included.
-	// Default 60s.
+	// Deadline caps the whole request, every attempt and wait included,
+	// and a stream to its last chunk. Default 60s.
 	Deadline time.Duration
 	// HedgeDelay starts the next eligible route when the running attempt has
 	// not answered after it. Zero: no hedging.

@@ -60,6 +60,20 @@ type ServerConfig struct {
 	IdleTimeout Duration `yaml:"idle_timeout"`
 	// ShutdownGrace is how long in-flight requests get at shutdown. Default 30s.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// WriteTimeout caps each write to a client (one chunk of a stream, a
+	// whole answer): a client that stops reading is dropped after it and
+	// its upstream call cancelled. Default 30s.
+	WriteTimeout Duration `yaml:"write_timeout"`
+	// MaxConnections caps the client connections `tollfree serve` holds at
+	// once, idle keep-alive ones included; a connection over it is answered
+	// 503 (GET /healthz is still answered). Default 256.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxMessages caps the messages of one request. Default 2048, OpenAI's
+	// own cap.
+	MaxMessages int `yaml:"max_messages"`
+	// MaxContent caps the text of one request's messages, all together
+	// ("2MiB", "512KiB", or bytes). Default 2MiB.
+	MaxContent Size `yaml:"max_content"`
 }
 
 // RestConfig says how long each kind of failure rests a route (DESIGN.md,
@@ -173,8 +187,9 @@ type ChainConfig struct {
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout *Duration `yaml:"attempt_timeout"`
-	// Deadline caps the whole request. Default 60s; for a chain that is not
-	// interactive, at least wait_cap + attempt_timeout.
+	// Deadline caps the whole request, a whole stream included (a stream
+	// still running at it ends with an error event). Default 60s; for a
+	// chain that is not interactive, at least wait_cap + attempt_timeout.
 	Deadline *Duration `yaml:"deadline"`
 	// HedgeDelay starts the next route when the running one is silent that
 	// long; shorter than attempt_timeout. Default 0: no hedging.

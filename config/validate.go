@@ -35,6 +35,7 @@ func (l *loader) validate() {
 	if f.Server.MaxBody <= 0 {
 		l.probs.addf("server.max_body", "must be more than 0")
 	}
+	l.validateServerLimits()
 	if f.Rest.MinuteMax < f.Rest.MinuteMin {
 		l.probs.addf("rest.minute_max", "%s is less than minute_min %s", f.Rest.MinuteMax, f.Rest.MinuteMin)
 	}
@@ -384,4 +385,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// validateServerLimits checks the limits that bound one request's work
+// (issue 10). Zero takes the default, so only a negative is wrong (a
+// negative duration or size does not parse).
+func (l *loader) validateServerLimits() {
+	sv := &l.f.Server
+	if sv.MaxConnections < 0 {
+		l.probs.addf("server.max_connections", "must be more than 0")
+	}
+	if sv.MaxMessages < 0 {
+		l.probs.addf("server.max_messages", "must be more than 0")
+	}
+	if sv.MaxContent < 0 {
+		l.probs.addf("server.max_content", "must be more than 0")
+	}
 }

@@ -39,7 +39,7 @@ func TestProblems(t *testing.T) {
 		{
 			name: "unknown field without a suggestion",
 			src:  "server: {colour: red}\n",
-			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, read_header_timeout, read_timeout, shutdown_grace`},
+			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, max_connections, max_content, max_messages, read_header_timeout, read_timeout, shutdown_grace, write_timeout`},
 		},
 		{
 			name: "duplicate key",
@@ -71,6 +71,15 @@ func TestProblems(t *testing.T) {
 			name: "bad size",
 			src:  "server: {max_body: lots}\n",
 			want: []string{`t.yaml:1: server.max_body: "lots" is not a size (write, say, 4MiB, 512KiB or 1048576)`},
+		},
+		{
+			name: "negative request limits",
+			src:  "server: {max_messages: -1, max_connections: -5, write_timeout: -1s}\n",
+			want: []string{
+				`t.yaml:1: server.write_timeout: "-1s" is negative; a duration is 0 or more`,
+				`t.yaml:1: server.max_connections: must be more than 0`,
+				`t.yaml:1: server.max_messages: must be more than 0`,
+			},
 		},
 		{
 			name: "bad number",

@@ -38,7 +38,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if !s.readBody(w, r, buf) {
 		return
 	}
-	req, model, err := openai.DecodeRequest(*buf)
+	// The plan's limits bound the work one request can cause (issue 10).
+	lim := openai.Limits{Messages: s.plan.Server.MaxMessages, ContentBytes: s.plan.Server.MaxContentBytes}
+	req, model, err := openai.DecodeRequestWithin(*buf, lim)
 	if err != nil {
 		var re *openai.RequestError
 		if errors.As(err, &re) {

@@ -5,7 +5,13 @@
 //
 // Bad input never reaches a provider: a wrong method or content type, a body
 // over the size limit, malformed JSON, a request without messages or naming
-// no chain each get a 4xx with a precise message in OpenAI's error envelope.
+// no chain, or over the message or text limit, each get a 4xx with a precise
+// message in OpenAI's error envelope.
+//
+// No request or client takes unbounded work (issue 10): the plan's limits
+// are checked while the request is decoded, every write to the client has a
+// deadline (a client that stops reading is dropped), and LimitListener caps
+// the connections a server holds.
 // What the client sees is chosen here (a public message); the cause goes to
 // the log, never the raw upstream error.
 package httpapi

@@ -126,12 +126,21 @@ func New(o Options) *Server {
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Every write to the client is bounded
+// by the plan's write timeout (see deadlineWriter).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d := s.plan.Server.WriteTimeout; d > 0 {
+		dw := withWriteDeadlines(w, d)
+		defer dw.done()
+		w = dw
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // HTTPServer returns an *http.Server for h with the plan's timeouts, so that
-// a slow or idle client cannot hold a connection forever. There is no write
-// timeout: streams may last minutes; the router's deadlines bound them.
+// a slow or idle client cannot hold a connection forever. Its WriteTimeout,
+// which would cap a whole response, is not set: streams may last up to the
+// chain's deadline; the Server bounds each write instead.
 func HTTPServer(p *config.Plan, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              p.Listen,

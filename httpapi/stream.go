@@ -171,5 +171,8 @@ func brokenMessage(err error, ch *config.Chain) string {
 	if !ch.HideRoute {
 		who = be.Route
 	}
+	if be.Deadline {
+		return "the answer from " + who + " was cut at the chain's deadline of " + ch.Deadline.String() + "; the text received so far is incomplete"
+	}
 	return "the answer from " + who + " broke off (" + be.Class.String() + ": " + be.Message + ") and no route could continue it; the text received so far is incomplete"
 }

@@ -121,9 +121,7 @@ func limitName(s scope, k kind) string {
 // not counted: Reserve returns nil, nil at once, as cheap as no budget.
 func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin float64) (*Reservation, error) {
 	now := b.clock.Now()
-	if tokens < 0 {
-		tokens = 0
-	}
+	tokens = clampTokens(tokens) // so that window sums cannot overflow
 	if !b.limited(r, now) {
 		// Neither the route nor its provider has a limit, configured or
 		// learned: there is nothing to check, and counting would only cost.

@@ -30,6 +30,26 @@ const (
 	defaultOutput = 1024
 )
 
+// MaxTokens bounds every token count this package works out or reserves:
+// far above any window's limit, so that a request counted at MaxTokens is
+// too large for every TPM and TPD, and far below where adding such counts
+// could overflow. Token arithmetic saturates here (issue 10: max_tokens
+// 2^63-1 wrapped the reservation negative, and the TPM check passed it).
+const MaxTokens = 1 << 40
+
+// AddTokens returns a+b saturated at MaxTokens, a negative count counting
+// as 0.
+func AddTokens(a, b int) int {
+	a, b = clampTokens(a), clampTokens(b)
+	if a > MaxTokens-b {
+		return MaxTokens
+	}
+	return a + b
+}
+
+// clampTokens returns n within 0..MaxTokens.
+func clampTokens(n int) int { return min(max(n, 0), MaxTokens) }
+
 // textCounts are the features of a text the estimate weighs.
 type textCounts struct {
 	words, longChars, digitGroups, punct, newlines, indents, cjk, hangul, other int
@@ -164,7 +184,8 @@ func isCJK(r rune) bool {
 // Estimate returns a calibrated estimate of the prompt tokens of req: its
 // messages' text, names and tool calls, the chat framing of each message,
 // and the tools and response format sent with it. It is not a tokenizer;
-// the package doc gives its measured error. It does not allocate.
+// the package doc gives its measured error. It does not allocate. The
+// result is at most MaxTokens.
 func Estimate(req *llm.Request) int {
 	if req == nil {
 		return 0
@@ -178,7 +199,7 @@ func Estimate(req *llm.Request) int {
 	}
 	countText(&c, req.ResponseFormat)
 	countText(&c, req.Extra["tools"])
-	return (c.hundredths()+99)/100 + perMessage*len(req.Messages) + perRequest
+	return AddTokens((c.hundredths()+99)/100, perMessage*len(req.Messages)+perRequest)
 }
 
 // ExpectedOutput returns the answer tokens a reservation counts: the
@@ -186,27 +207,25 @@ func Estimate(req *llm.Request) int {
 // else 1024. A cap is what a provider like Cerebras charges up front, and
 // the most the answer can cost; 1024 without one is a typical chat answer,
 // long enough that a TPM window is rarely overrun, short enough not to
-// starve a 6,000 TPM route. Settle replaces it with the real usage.
+// starve a 6,000 TPM route. Settle replaces it with the real usage. The
+// result is at most MaxTokens, however large max_tokens is.
 func ExpectedOutput(maxTokens int, r *config.Route) int {
-	out := 0
-	if maxTokens > 0 {
-		out = maxTokens
-	}
+	out := clampTokens(maxTokens)
 	if r != nil && r.MaxOutput > 0 && (out == 0 || r.MaxOutput < out) {
 		out = r.MaxOutput
 	}
 	if out == 0 {
 		out = defaultOutput
 	}
-	return out
+	return clampTokens(out)
 }
 
 // RequestTokens returns the tokens to Reserve for req on route r:
-// Estimate(req) + ExpectedOutput(req.MaxTokens, r).
+// Estimate(req) + ExpectedOutput(req.MaxTokens, r), saturated at MaxTokens.
 func RequestTokens(req *llm.Request, r *config.Route) int {
 	n := ExpectedOutput(0, r)
 	if req != nil {
-		n = Estimate(req) + ExpectedOutput(req.MaxTokens, r)
+		n = AddTokens(Estimate(req), ExpectedOutput(req.MaxTokens, r))
 	}
 	return n
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/state/memstore"
 )
 
 type sample struct {
@@ -133,6 +135,39 @@ func TestExpectedOutput(t *testing.T) {
 	if got, want := RequestTokens(req, &config.Route{}), Estimate(req)+512; got != want {
 		t.Errorf("RequestTokens = %d, want %d", got, want)
 	}
+}
+
+// TestTokenArithmeticSaturates: however large max_tokens is, the tokens a
+// request reserves saturate at MaxTokens instead of wrapping negative, so
+// a TPM route refuses it as too large and is not spent by it (issue 10:
+// max_tokens 2^63-1 skipped the TPM check).
+func TestTokenArithmeticSaturates(t *testing.T) {
+	req := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "Hi"}}, MaxTokens: math.MaxInt}
+	if got := ExpectedOutput(math.MaxInt, &config.Route{}); got != MaxTokens {
+		t.Errorf("ExpectedOutput(MaxInt) = %d, want MaxTokens", got)
+	}
+	if got := RequestTokens(req, &config.Route{}); got != MaxTokens {
+		t.Errorf("RequestTokens with max_tokens MaxInt = %d, want MaxTokens", got)
+	}
+	for _, tt := range [][3]int{{1, 2, 3}, {-5, 2, 2}, {MaxTokens, 1, MaxTokens}, {math.MaxInt, math.MaxInt, MaxTokens}, {MaxTokens - 1, 1, MaxTokens}} {
+		if got := AddTokens(tt[0], tt[1]); got != tt[2] {
+			t.Errorf("AddTokens(%d, %d) = %d, want %d", tt[0], tt[1], got, tt[2])
+		}
+	}
+	clk := clock.NewFake(t0)
+	st, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := New(Options{Store: st, Clock: clk})
+	r := testRoute("groq/llama-3.1-8b-instant", testProvider("groq", config.Limits{}, utcMidnight), config.Limits{TPM: 6000})
+	for _, tokens := range []int{RequestTokens(req, r), math.MaxInt, math.MaxInt - 10} {
+		if ex := refused(t, b, r, tokens, 0); !ex.TooLarge || ex.Limit != "tpm" {
+			t.Errorf("Reserve(%d tokens) on a 6000 TPM route: %+v, want TooLarge tpm", tokens, ex)
+		}
+	}
+	mustReserve(t, b, r, 6000, 0) // the refusals spent nothing
 }
 
 func FuzzEstimate(f *testing.F) {

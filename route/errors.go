@@ -64,13 +64,31 @@ func (e *ExhaustedError) Error() string {
 	return b.String()
 }
 
-// TooLargeError says that a request is too long for every route of a chain.
+// TooLargeError says that a request is too long for every route of a chain:
+// for its context, or for its per-minute or per-day token limit.
 type TooLargeError struct {
 	Chain   string
 	Tokens  int
 	Largest int
+	// MaxTokens is the caller's max_tokens, 0 when not set: the answer it
+	// asks room for counts against every context and token limit.
+	MaxTokens int
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("the request (about %d tokens) is too long for every route of chain %q; the largest context is %d tokens: shorten the conversation or the system prompt", e.Tokens, e.Chain, e.Largest)
+	var b strings.Builder
+	fmt.Fprintf(&b, "the request (about %d tokens", e.Tokens)
+	if e.MaxTokens > 0 {
+		fmt.Fprintf(&b, ", and max_tokens %d for the answer", e.MaxTokens)
+	}
+	fmt.Fprintf(&b, ") is too long for every route of chain %q", e.Chain)
+	if e.Largest > 0 {
+		fmt.Fprintf(&b, "; the largest context is %d tokens", e.Largest)
+	}
+	if e.MaxTokens > 0 {
+		b.WriteString(": lower max_tokens, or shorten the conversation or the system prompt")
+	} else {
+		b.WriteString(": shorten the conversation or the system prompt")
+	}
+	return b.String()
 }

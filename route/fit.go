@@ -110,7 +110,7 @@ func trimToContext(req *llm.Request, est int, rt *config.Route, ch *config.Chain
 		return req, "", true
 	}
 	reserve := outputReserve(req, rt)
-	over := est + reserve - rt.MaxContext
+	over := quota.AddTokens(est, reserve) - rt.MaxContext
 	if over <= 0 {
 		return req, "", true
 	}
@@ -142,12 +142,12 @@ func trimToContext(req *llm.Request, est int, rt *config.Route, ch *config.Chain
 		keep = keep * 97 / 100 // leave a little room for the estimate's error
 		out.Messages[si].Content = truncate(sys, keep)
 		out.Messages[si].Parts = nil
-		if quota.Estimate(&out)+reserve <= rt.MaxContext {
+		if quota.AddTokens(quota.Estimate(&out), reserve) <= rt.MaxContext {
 			cutText := out.Messages[si].Content
 			return &out, fmt.Sprintf("system prompt cut from %d to %d bytes to fit a context of %d tokens", len(sys), len(cutText), rt.MaxContext), true
 		}
 		sysTokens = quota.Estimate(&llm.Request{Messages: []llm.Message{{Role: "system", Content: out.Messages[si].Content}}})
-		over = quota.Estimate(&out) + reserve - rt.MaxContext
+		over = quota.AddTokens(quota.Estimate(&out), reserve) - rt.MaxContext
 		keep = len(out.Messages[si].Content)
 		if sysTokens <= over {
 			break

@@ -29,7 +29,10 @@ var errStalled = errors.New("the stream went silent")
 // that then breaks (cut without a finish, silent for longer than the
 // chain's idle timeout, an error event) is continued on the next eligible
 // route that can continue a partial answer (config.Route.CanContinue), or
-// ends with a *BrokenError.
+// ends with a *BrokenError. The chain's deadline caps the whole stream, its
+// continuations included: a stream still running at the deadline ends with
+// a *BrokenError of class timeout (issue 10: a token every 0.9 s held a
+// stream with a 6 s deadline for 17 s).
 func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request) (*RoutedStream, error) {
 	w, err := r.newWalk(ctx, chain, id, req, true)
 	if err != nil {
@@ -41,6 +44,7 @@ func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request)
 	}
 	win.timer.Stop()
 	s := &RoutedStream{w: w, o: win, Route: win.route, pending: &win.first, tried: map[*config.Route]bool{win.route: true}}
+	s.armDeadline()
 	return s, nil
 }
 
@@ -53,6 +57,9 @@ type BrokenError struct {
 	Message string
 	// Parts is how many parts were streamed, continuations included.
 	Parts int
+	// Deadline reports that the chain's deadline had passed: the stream was
+	// cut there, and no continuation was tried.
+	Deadline bool
 }
 
 func (e *BrokenError) Error() string {
@@ -78,9 +85,11 @@ type RoutedStream struct {
 
 	last atomic.Int64 // when the stream last spoke, unix nanoseconds
 
-	mu         sync.Mutex // guards idle, cancelIdle, closed, ended
+	mu         sync.Mutex // guards idle, cancelPart, deadline, expired, closed, ended
 	idle       interface{ Stop() bool }
-	cancelIdle context.CancelCauseFunc // the current part's
+	cancelPart context.CancelCauseFunc  // the current part's
+	deadline   interface{ Stop() bool } // fires at the chain's deadline
+	expired    bool                     // the chain's deadline has passed
 	closed     bool
 	ended      bool
 }
@@ -145,7 +154,7 @@ func (s *RoutedStream) Next() (llm.Chunk, error) {
 		s.end(false)
 		return llm.Chunk{}, s.w.parent.Err()
 	}
-	broken := &BrokenError{Route: s.o.route.ID, Class: v.Class, Message: v.Message}
+	broken := &BrokenError{Route: s.o.route.ID, Class: v.Class, Message: v.Message, Deadline: s.pastDeadline()}
 	first, ok := s.continueOn()
 	if !ok {
 		broken.Parts = s.parts + 1
@@ -169,8 +178,13 @@ func (s *RoutedStream) judge(err error) failure.Verdict {
 		if s.w.parent.Err() != nil {
 			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"}
 		}
-		if context.Cause(s.o.ctx) == errStalled {
+		switch context.Cause(s.o.ctx) {
+		case errStalled:
 			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "the stream went silent for " + s.w.ch.IdleTimeout.String()}
+		case errChainDeadline:
+			// The route was answering: the chain's time ran out, not the
+			// route's, so nothing rests.
+			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRequest, Message: "cut by the chain's deadline of " + s.w.ch.Deadline.String()}
 		}
 	}
 	v := failure.Classify(err, s.w.r.clock.Now())
@@ -226,7 +240,6 @@ func (s *RoutedStream) armIdle() {
 	s.last.Store(s.w.r.clock.Now().UnixNano())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cancelIdle = s.o.cancel
 	if s.idle == nil && !s.closed {
 		s.idle = s.w.r.clock.AfterFunc(d, s.idleCheck)
 	}
@@ -243,7 +256,7 @@ func (s *RoutedStream) idleCheck() {
 	}
 	if silent >= d {
 		s.idle = nil
-		s.cancelIdle(errStalled)
+		s.cancelPart(errStalled)
 		return
 	}
 	s.idle = s.w.r.clock.AfterFunc(d-silent, s.idleCheck)
@@ -258,6 +271,57 @@ func (s *RoutedStream) stopIdle() {
 	}
 }
 
+// armDeadline starts the timer that ends the stream at the chain's
+// deadline, and records the first part as the one it cancels.
+func (s *RoutedStream) armDeadline() {
+	s.setPart(s.o.cancel)
+	left := s.w.deadline.Sub(s.w.r.clock.Now())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deadline = s.w.r.clock.AfterFunc(left, s.deadlineHit)
+}
+
+// deadlineHit runs when the chain's deadline passes: the part streaming
+// now is cancelled, and Next reports the break.
+func (s *RoutedStream) deadlineHit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expired = true
+	if s.deadline == nil {
+		return // stopped meanwhile
+	}
+	s.deadline = nil
+	s.cancelPart(errChainDeadline)
+}
+
+// setPart records cancel as the current part's, for the idle and deadline
+// timers; a part that starts after the deadline is cancelled at once.
+func (s *RoutedStream) setPart(cancel context.CancelCauseFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelPart = cancel
+	if s.expired {
+		cancel(errChainDeadline)
+	}
+}
+
+// pastDeadline reports whether the chain's deadline has passed.
+func (s *RoutedStream) pastDeadline() bool {
+	s.mu.Lock()
+	expired := s.expired
+	s.mu.Unlock()
+	return expired || !s.w.r.clock.Now().Before(s.w.deadline)
+}
+
+func (s *RoutedStream) stopDeadline() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deadline != nil {
+		s.deadline.Stop()
+		s.deadline = nil
+	}
+}
+
 // continueOn asks the next eligible route that can continue a partial
 // answer to finish it: the conversation with the answer so far as a
 // trailing assistant message marked Prefix. It returns that route's first
@@ -269,6 +333,9 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 	base.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: s.text.String(), Prefix: true})
 	est := quota.Estimate(&base)
 	for _, rt := range w.order {
+		if s.pastDeadline() {
+			return llm.Chunk{}, false
+		}
 		if !rt.CanContinue || s.tried[rt] {
 			continue
 		}
@@ -291,11 +358,8 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 			}
 		}
 		s.tried[rt] = true
-		// A continuation gets a whole first-token timeout even when the
-		// chain's deadline has passed: the caller is already reading.
-		if now := w.r.clock.Now(); w.deadline.Before(now.Add(attemptTimeout(rt, w.ch))) {
-			w.deadline = now.Add(attemptTimeout(rt, w.ch))
-		}
+		// The continuation's first-token timeout is clipped to what is left
+		// of the chain's deadline, as every attempt's is (launch).
 		w.results = make(chan *outcome, 1)
 		w.launch(rt, req, joinCut(w.kept, cut), res, false)
 		o := <-w.results
@@ -313,6 +377,7 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 		s.done = append(s.done, s.part)
 		s.part = partUsage{}
 		s.o = o
+		s.setPart(o.cancel)
 		return o.first, true
 	}
 	return llm.Chunk{}, false
@@ -328,6 +393,7 @@ func (s *RoutedStream) end(ok bool) {
 	}
 	s.ended = true
 	s.mu.Unlock()
+	s.stopDeadline()
 	if ok {
 		s.w.r.finishOK(s.w, s.o, s.part.usage, s.part.known, s.o.stream.Header(), s.o.start)
 	}
@@ -346,6 +412,7 @@ func (s *RoutedStream) Close() error {
 	ended := s.ended
 	s.mu.Unlock()
 	s.stopIdle()
+	s.stopDeadline()
 	if !ended {
 		s.o.cancel(context.Canceled)
 		s.o.stream.Close()

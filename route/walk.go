@@ -254,7 +254,7 @@ func (w *walk) reserve(rt *config.Route, req *llm.Request) (*quota.Reservation, 
 	if req != w.req {
 		est = quota.Estimate(req)
 	}
-	return w.r.budget.Reserve(ctx, rt, est+quota.ExpectedOutput(req.MaxTokens, rt), w.ch.Margin)
+	return w.r.budget.Reserve(ctx, rt, quota.AddTokens(est, quota.ExpectedOutput(req.MaxTokens, rt)), w.ch.Margin)
 }
 
 // ineligible reports why a route may not be called now.
@@ -541,7 +541,7 @@ func (w *walk) exhausted() error {
 		if w.unsup.first != nil {
 			return w.unsup.first
 		}
-		return &TooLargeError{Chain: w.ch.Name, Tokens: w.est, Largest: largestContext(w.order)}
+		return &TooLargeError{Chain: w.ch.Name, Tokens: w.est, Largest: largestContext(w.order), MaxTokens: w.req.MaxTokens}
 	}
 	e := &ExhaustedError{Chain: w.ch.Name, Skips: append(w.skips, w.failures...)}
 	if t, ok := w.soonest(); ok {

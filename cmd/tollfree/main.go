@@ -175,6 +175,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another tollfree running? change listen or -listen)", plan.Listen, err)
 	}
+	ln = httpapi.LimitListener(ln, plan.Server.MaxConnections, srv.Handler)
 	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

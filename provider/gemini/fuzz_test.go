@@ -2,14 +2,18 @@ package gemini
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider"
 )
 
 // FuzzDecodeResponse checks that any generateContent body either gives an
@@ -92,6 +96,73 @@ func FuzzStream(f *testing.F) {
 			if ch.FinishReason != "" {
 				finished = true
 			}
+		}
+	})
+}
+
+// FuzzBuildRequest checks the translation of any conversation: turns
+// alternate between user and model, none is empty, no text is lost or
+// reordered (the turns joined by a blank line are the non-system messages
+// joined by a blank line), the system instruction is the system messages
+// joined, and the body encodes. The input is a list of messages separated
+// by a zero byte; each one's first byte picks its role.
+func FuzzBuildRequest(f *testing.F) {
+	f.Add([]byte("sYou are terse.\x00uHi\x00aHello\x00uSay hi"))
+	f.Add([]byte("uone\x00utwo\x00tthree\x00afour\x00afive"))
+	f.Add([]byte("sonly a system prompt\x00dand a developer one"))
+	f.Add([]byte("u\x00a\x00u"))
+	f.Add([]byte("xunknown role\x00ahi"))
+	roles := map[byte]string{'s': "system", 'd': "developer", 'u': "user", 'a': "assistant", 't': "tool"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var msgs []llm.Message
+		var system, said []string
+		for _, raw := range bytes.Split(data, []byte{0}) {
+			m := llm.Message{Role: "other"}
+			if len(raw) > 0 {
+				if r, ok := roles[raw[0]]; ok {
+					m.Role = r
+				}
+				m.Content = string(raw[1:])
+			}
+			msgs = append(msgs, m)
+			switch {
+			case m.Content == "":
+			case m.Role == "system" || m.Role == "developer":
+				system = append(system, m.Content)
+			default:
+				said = append(said, m.Content)
+			}
+		}
+		w := buildRequest(provider.Call{Model: "gemini-2.5-flash", Request: &llm.Request{Messages: msgs}})
+		if len(said) == 0 && len(system) > 0 {
+			// Only system text: it is sent as the one user turn.
+			said, system = []string{strings.Join(system, "\n\n")}, nil
+		}
+		var turns []string
+		for i, c := range w.Contents {
+			if c.Role != "user" && c.Role != "model" {
+				t.Fatalf("turn %d has role %q", i, c.Role)
+			}
+			if i > 0 && w.Contents[i-1].Role == c.Role {
+				t.Fatalf("turns %d and %d are both %s: Gemini wants them to alternate", i-1, i, c.Role)
+			}
+			if len(c.Parts) != 1 || c.Parts[0].Text == "" {
+				t.Fatalf("turn %d has parts %+v, want one with text", i, c.Parts)
+			}
+			turns = append(turns, c.Parts[0].Text)
+		}
+		if got, want := strings.Join(turns, "\n\n"), strings.Join(said, "\n\n"); got != want {
+			t.Fatalf("the turns say %q, the messages %q", got, want)
+		}
+		gotSystem := ""
+		if w.SystemInstruction != nil {
+			gotSystem = w.SystemInstruction.Parts[0].Text
+		}
+		if want := strings.Join(system, "\n\n"); gotSystem != want {
+			t.Fatalf("system instruction %q, want %q", gotSystem, want)
+		}
+		if _, err := json.Marshal(w); err != nil {
+			t.Fatalf("the body does not encode: %v", err)
 		}
 	})
 }

@@ -137,31 +137,40 @@ func splitExtra(extra map[string]json.RawMessage) (top, gc map[string]json.RawMe
 }
 
 // buildContents turns the conversation into Gemini's systemInstruction and
-// alternating contents (see the package doc for the rules).
+// alternating contents (see the package doc for the rules). It is linear in
+// the conversation's size: each turn's text is joined once, when the turn
+// ends, never by appending to what was already joined (issue 10: 110,000
+// one-role messages took 9 s of CPU that way).
 func buildContents(msgs []llm.Message) (*wireContent, []wireContent) {
-	var system []string
+	var system, turn []string // the texts of the system instruction, of the open turn
 	var contents []wireContent
+	role := "" // the open turn's
+	endTurn := func() {
+		if len(turn) > 0 {
+			contents = append(contents, wireContent{Role: role, Parts: []wirePart{{Text: strings.Join(turn, "\n\n")}}})
+			turn = turn[:0]
+		}
+	}
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Content == "" {
 			continue
 		}
-		var role string
+		r := "user" // user, tool, and anything unknown
 		switch m.Role {
 		case "system", "developer":
 			system = append(system, m.Content)
 			continue
 		case "assistant":
-			role = "model"
-		default: // user, tool, and anything unknown
-			role = "user"
+			r = "model"
 		}
-		if n := len(contents); n > 0 && contents[n-1].Role == role {
-			contents[n-1].Parts[0].Text += "\n\n" + m.Content
-			continue
+		if r != role {
+			endTurn()
+			role = r
 		}
-		contents = append(contents, wireContent{Role: role, Parts: []wirePart{{Text: m.Content}}})
+		turn = append(turn, m.Content)
 	}
+	endTurn()
 	if len(system) == 0 {
 		return nil, contents
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/tollfree/tollfree/llm"
@@ -285,5 +286,36 @@ func TestRequestInvalidRouteExtra(t *testing.T) {
 	case <-reqs:
 		t.Errorf("a request was sent")
 	default:
+	}
+}
+
+// TestBuildRequestLinear: translating a conversation costs memory in
+// proportion to its size. Runs of one role are merged into one turn; done by
+// appending to the merged text, twice the messages cost four times the bytes
+// (issue 10: 110,000 messages took 9 s of CPU and sixteen such requests 1 GB).
+// It measures bytes allocated, not time, so that a busy machine cannot fail it.
+func TestBuildRequestLinear(t *testing.T) {
+	allocated := func(n int) uint64 {
+		msgs := make([]llm.Message, n)
+		for i := range msgs {
+			msgs[i] = llm.Message{Role: "user", Content: "one short message"}
+		}
+		call := provider.Call{Model: "gemini-2.5-flash", Request: &llm.Request{Messages: msgs}}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		const runs = 4
+		for range runs {
+			if _, err := json.Marshal(buildRequest(call)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / runs
+	}
+	const n = 4000
+	small, large := allocated(n), allocated(2*n)
+	if ratio := float64(large) / float64(small); ratio > 3 {
+		t.Errorf("%d messages allocate %d bytes, %d messages %d bytes: %.1f times as much for twice the messages, want about 2", n, small, 2*n, large, ratio)
 	}
 }

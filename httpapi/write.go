@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+)
+
+// deadlineWriter bounds every write to the client by the plan's write
+// timeout: a client that stops reading (a full TCP window) makes a write
+// fail after it, the handler returns, and the upstream call it was relaying
+// is cancelled. Without it such a client held a goroutine and an upstream
+// stream for as long as it liked (issue 10). http.Server's own WriteTimeout
+// cannot do this: it caps the whole response, and a stream may rightly last
+// minutes; here each write (a chunk, a flush) gets the whole timeout.
+//
+// The deadline is wall-clock time, not the gateway's Clock: the kernel
+// enforces it.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+// withWriteDeadlines wraps w. It clears a deadline left on the connection
+// by the previous request of a keep-alive connection, which would otherwise
+// cut the first write the server makes on its own (a 100 Continue).
+func withWriteDeadlines(w http.ResponseWriter, timeout time.Duration) *deadlineWriter {
+	d := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+	_ = d.rc.SetWriteDeadline(time.Time{}) // a writer without deadlines has nothing to clear
+	return d
+}
+
+// arm gives the next write the whole timeout.
+func (d *deadlineWriter) arm() {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+}
+
+// done bounds what the server writes once the handler has returned (the
+// buffered end of the response).
+func (d *deadlineWriter) done() { d.arm() }
+
+func (d *deadlineWriter) WriteHeader(status int) {
+	d.arm()
+	d.ResponseWriter.WriteHeader(status)
+}
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	d.arm()
+	return d.ResponseWriter.Write(b)
+}
+
+// FlushError flushes within the timeout; http.ResponseController finds it.
+func (d *deadlineWriter) FlushError() error {
+	d.arm()
+	return d.rc.Flush()
+}
+
+// Flush is for handlers that assert http.Flusher.
+func (d *deadlineWriter) Flush() { _ = d.FlushError() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
