@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree"
+	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
@@ -121,6 +123,14 @@ type stackOptions struct {
 	clock clock.Clock
 	// latency is each emulated route's wait before answering, by route ID.
 	latency map[string]time.Duration
+	// store, when set, is the gateway's state store; the test closes it.
+	store state.Store
+	// callLog, when set, receives the call records; callLogPath, when set,
+	// is the call log's file. Default: no call log.
+	callLog     *calllog.Writer
+	callLogPath string
+	// dataDir is the gateway's data_dir; default a fresh temporary folder.
+	dataDir string
 }
 
 // stack is an emulator and a gateway in front of it.
@@ -160,7 +170,13 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 	}
 	es := httptest.NewServer(emu)
 	tb.Cleanup(es.Close)
-	yaml := "data_dir: " + tb.TempDir() + "\ncall_log: \"off\"\n" + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
+	if o.dataDir == "" {
+		o.dataDir = tb.TempDir()
+	}
+	if o.callLogPath == "" {
+		o.callLogPath = "off"
+	}
+	yaml := "data_dir: " + o.dataDir + "\ncall_log: " + strconv.Quote(o.callLogPath) + "\n" + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
 	env := func(k string) string {
 		if v, ok := o.env[k]; ok {
 			return v
@@ -172,7 +188,7 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 		tb.Fatalf("config: %v", err)
 	}
 	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Store: o.store, CallLog: o.callLog})
 	if err != nil {
 		tb.Fatalf("tollfree.New: %v", err)
 	}
