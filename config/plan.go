@@ -37,6 +37,10 @@ type Plan struct {
 	AdminToken string
 	// GatewayKeys, when not empty, are the bearer tokens a caller must send.
 	GatewayKeys []string
+	// StatusPrivate puts /status, /status.json and /metrics behind a bearer
+	// token: a gateway key or the admin token. Default: true when there are
+	// gateway keys.
+	StatusPrivate bool
 	// Redis is the address (redis://...) of a shared state store; "" keeps
 	// state local.
 	Redis string
