@@ -126,8 +126,14 @@ func New(o Options) *Server {
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Every request with a body must be
+// JSON (media.go), whatever endpoint it is for.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !jsonOnly(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // HTTPServer returns an *http.Server for h with the plan's timeouts, so that
 // a slow or idle client cannot hold a connection forever. There is no write
