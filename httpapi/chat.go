@@ -148,7 +148,11 @@ func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.
 		if ce.Class == failure.Refused {
 			code = "content_filter"
 		}
-		writeError(w, status, ce.Route+": "+ce.Message, "invalid_request_error", "", code)
+		msg := ce.Route + ": " + ce.Message
+		if ch.HideRoute {
+			msg = hideRoutes(ch, ce.Message)
+		}
+		writeError(w, status, msg, "invalid_request_error", "", code)
 		return OutcomeRejected
 	case errors.As(err, &tl):
 		writeError(w, http.StatusBadRequest, tl.Error(), "invalid_request_error", "messages", "context_length_exceeded")
@@ -171,7 +175,7 @@ func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.
 		if !ex.RetryAt.IsZero() {
 			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), ex.RetryAt))
 		}
-		writeError(w, http.StatusServiceUnavailable, ex.Error(), "server_error", "", "no_route_available")
+		writeError(w, http.StatusServiceUnavailable, exhaustedMessage(ch, ex, s.clock.Now()), "server_error", "", "no_route_available")
 		s.obs.FallbackServed(ch.Name, "error")
 		return OutcomeFailed
 	case errors.Is(err, context.Canceled):

@@ -171,5 +171,5 @@ func brokenMessage(err error, ch *config.Chain) string {
 	if !ch.HideRoute {
 		who = be.Route
 	}
-	return "the answer from " + who + " broke off (" + be.Class.String() + ": " + be.Message + ") and no route could continue it; the text received so far is incomplete"
+	return "the answer from " + who + " broke off (" + be.Class.String() + ": " + hideRoutes(ch, be.Message) + ") and no route could continue it; the text received so far is incomplete"
 }
