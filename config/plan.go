@@ -240,7 +240,8 @@ type Chain struct {
 	// Interactive chains never wait for a rest to end. Default true.
 	Interactive bool
 	// HideRoute hides which route answered: the response's model is the
-	// chain's name.
+	// chain's name, and no header or error message names a route, model or
+	// provider of the chain.
 	HideRoute bool
 	// FailoverOnRefusal lets a refused request try the next route.
 	FailoverOnRefusal bool

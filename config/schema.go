@@ -198,7 +198,8 @@ type ChainConfig struct {
 	WaitCap *Duration `yaml:"wait_cap"`
 	// Interactive chains never wait for a rest to end. Default true.
 	Interactive *bool `yaml:"interactive"`
-	// HideRoute answers with the chain's name as the model.
+	// HideRoute answers with the chain's name as the model and names no
+	// route, model or provider in any header or error message.
 	HideRoute bool `yaml:"hide_route"`
 	// FailoverOnRefusal lets a refused request try the next route.
 	FailoverOnRefusal bool `yaml:"failover_on_refusal"`
