@@ -7,7 +7,10 @@
 // at most that much counting. Rests and pauses change rarely and matter more,
 // so SetRest and ClearRest write rests.json before they return. Keeping them
 // in two files means a rest write never rewrites the counts and a counts
-// flush never races a rest write.
+// flush never races a rest write. A write that fails (a full disk) leaves
+// the change in effect in memory and the file marked dirty: the flusher
+// retries it every FlushEvery until it works (issue 10), and Health says so
+// meanwhile.
 //
 // Spend is on every request's path: it takes one mutex and, once a counter's
 // current slot exists, allocates nothing.
