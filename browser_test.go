@@ -212,3 +212,57 @@ func takeScreenshot(t *testing.T, ctx context.Context, h *harness) {
 	}
 	t.Logf("wrote %s (%d bytes)", path, len(png))
 }
+
+// TestPrivateStatusPageInBrowser: with gateway keys set, /status opens in
+// the browser without data and asks for a token; a wrong one is refused;
+// the admin token shows the routes and works the pause and resume buttons;
+// and the tab remembers the token across a reload (issue 10 item 10).
+func TestPrivateStatusPageInBrowser(t *testing.T) {
+	h := harnessOf(t, startStackWith(t, stackOptions{providers: statusConfig, config: "gateway_keys: [${TOLLFREE_KEY}]\n",
+		env: map[string]string{"TOLLFREE_ADMIN_TOKEN": adminToken, "TOLLFREE_KEY": gatewayKey}, clock: clock.NewFake(t0)}))
+	ctx := newBrowser(t, 1280, 900)
+	const gem = "gemini/gemini-2.5-flash-lite"
+	sel := func(route, state string) string { return `[data-route="` + route + `"][data-state="` + state + `"]` }
+	lockedSays := func(text string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](`(document.querySelector('[data-locked]')||{textContent:''}).textContent.includes(`+"'"+text+"'"+`)`,
+			chromedp.WithPollingTimeout(10*time.Second))
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(h.srv.URL+"/status"),
+		lockedSays("private"),
+	); err != nil {
+		t.Fatalf("loading /status without a token: %v", err)
+	}
+	if got := pageStates(t, ctx); len(got) != 0 {
+		t.Fatalf("the page shows routes before a token was typed: %v", got)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("token"), "not-the-token"),
+		lockedSays("refused"),
+	); err != nil {
+		t.Fatalf("typing a wrong token: %v", err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value=''`),
+		chromedp.SendKeys(chromedp.ID("token"), adminToken),
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Ready))),
+		chromedp.Click(chromedp.CSS(sel(gem, status.Ready)+` button[data-act="pause"]`)),
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Paused))),
+	); err != nil {
+		t.Fatalf("pausing from the private page: %v", err)
+	}
+	if r, ok := h.rest(gem); !ok || !r.Manual {
+		t.Fatalf("after clicking pause, %s is not paused by hand (%+v)", gem, r)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(h.srv.URL+"/status"), // the tab keeps the token
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Paused))),
+		chromedp.Click(chromedp.CSS(sel(gem, status.Paused)+` button[data-act="resume"]`)),
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Ready))),
+	); err != nil {
+		t.Fatalf("resuming after a reload: %v", err)
+	}
+	if _, ok := h.rest(gem); ok {
+		t.Errorf("after clicking resume, %s still rests", gem)
+	}
+}

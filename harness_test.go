@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree"
+	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
@@ -124,8 +126,14 @@ type stackOptions struct {
 	latency map[string]time.Duration
 	// logger receives the gateway's log; default none.
 	logger *slog.Logger
-	// callLog writes the call log to DataDir/calls.jsonl; default off.
-	callLog bool
+	// store, when set, is the gateway's state store; the test closes it.
+	store state.Store
+	// callLog, when set, receives the call records; callLogPath, when set,
+	// is the call log's file. Default: no call log.
+	callLog     *calllog.Writer
+	callLogPath string
+	// dataDir is the gateway's data_dir; default a fresh temporary folder.
+	dataDir string
 }
 
 // stack is an emulator and a gateway in front of it.
@@ -165,11 +173,13 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 	}
 	es := httptest.NewServer(emu)
 	tb.Cleanup(es.Close)
-	callLog := "call_log: \"off\"\n"
-	if o.callLog {
-		callLog = ""
+	if o.dataDir == "" {
+		o.dataDir = tb.TempDir()
 	}
-	yaml := "data_dir: " + tb.TempDir() + "\n" + callLog + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
+	if o.callLogPath == "" {
+		o.callLogPath = "off"
+	}
+	yaml := "data_dir: " + o.dataDir + "\ncall_log: " + strconv.Quote(o.callLogPath) + "\n" + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
 	env := func(k string) string {
 		if v, ok := o.env[k]; ok {
 			return v
@@ -181,7 +191,7 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 		tb.Fatalf("config: %v", err)
 	}
 	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Logger: o.logger})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Store: o.store, CallLog: o.callLog, Logger: o.logger})
 	if err != nil {
 		tb.Fatalf("tollfree.New: %v", err)
 	}

@@ -3,6 +3,7 @@ package tollfree
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/tollfree/tollfree/admin"
@@ -53,9 +54,15 @@ func (g *Gateway) recorders(o *Options) []route.Recorder {
 
 // handlers returns the operator's handlers to mount beside the API (status
 // page, admin API, metrics), by ServeMux pattern. It runs after the router
-// is built.
+// is built. With Plan.StatusPrivate (the default when gateway keys are
+// set), the status page, its JSON and the metrics need a gateway key or
+// the admin token (issue 10: they name every route, budget and failure).
 func (g *Gateway) handlers(o *Options) map[string]http.Handler {
-	page := statuspage.New(statuspage.Options{Status: g.obs.status, Logger: o.Logger})
+	var allowed func(*http.Request) bool
+	if o.Plan.StatusPrivate {
+		allowed = httpapi.BearerCheck(append(slices.Clone(o.Plan.GatewayKeys), o.Plan.AdminToken)...)
+	}
+	page := statuspage.New(statuspage.Options{Status: g.obs.status, Logger: o.Logger, Authorized: allowed})
 	adm := admin.New(admin.Options{Plan: o.Plan, Store: g.store, Prober: g.router, Token: o.Plan.AdminToken, Clock: o.Clock, Logger: o.Logger})
 	h := map[string]http.Handler{
 		"/status":      page.HTML(),
@@ -64,6 +71,9 @@ func (g *Gateway) handlers(o *Options) map[string]http.Handler {
 	}
 	if g.obs.metrics != nil {
 		h["/metrics"] = g.obs.metrics.Handler()
+		if allowed != nil {
+			h["/metrics"] = httpapi.RequireToken(h["/metrics"], allowed)
+		}
 	}
 	return h
 }

@@ -58,12 +58,14 @@ func TestEchoedKeysNeverPublished(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
+	dataDir := t.TempDir()
 	s := startStackWith(t, stackOptions{
 		providers: strings.ReplaceAll(echoConfig, "KEYFILE", keyFile),
 		env: map[string]string{"WEIRD_KEY": weirdKey, "MASKED_KEY": maskedKey, "ECHO_GEMINI_KEY": geminiKey,
 			"ECHO_ADMIN": adminKey},
-		logger:  slog.New(slog.NewTextHandler(logs, nil)),
-		callLog: true,
+		logger:      slog.New(slog.NewTextHandler(logs, nil)),
+		dataDir:     dataDir,
+		callLogPath: filepath.Join(dataDir, "calls.jsonl"),
 	})
 	h := harnessOf(t, s)
 	for _, p := range []emulator.Provider{

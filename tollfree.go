@@ -68,6 +68,10 @@ type Options struct {
 	// Metrics, when set, builds the Prometheus metrics served on /metrics
 	// (cmd/tollfree passes metrics.New).
 	Metrics MetricsFunc
+	// CallLog, when set, receives the call records instead of the file
+	// Plan.CallLog names (calllog.NewWriter wraps any io.Writer). The
+	// gateway closes it.
+	CallLog *calllog.Writer
 	// CacheBackend stores cached answers for chains with a cache_ttl.
 	// Default: memory (64 MiB, least recently used first) over disk under
 	// Plan.DataDir. Pass a cache/rediscache backend to share the cache.
@@ -126,7 +130,10 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.budget = quota.New(quota.Options{Store: g.store, Clock: o.Clock})
 	var recs multiRecorder
-	if p := o.Plan.CallLog; p != "off" {
+	if o.CallLog != nil {
+		g.log = o.CallLog
+		recs = append(recs, o.CallLog)
+	} else if p := o.Plan.CallLog; p != "off" {
 		if p == "" {
 			p = filepath.Join(o.Plan.DataDir, "calls.jsonl")
 		}
@@ -183,7 +190,7 @@ func New(o Options) (*Gateway, error) {
 		}
 		extra[p] = h
 	}
-	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: o.Health, Cache: g.cache,
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: g.health(o.Health), Cache: g.cache,
 		Observer: g.obs, Search: searchers, Admitter: g.budget})
 	g.served = g.handler
 	if secrets.Len() > 0 {

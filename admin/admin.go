@@ -19,7 +19,9 @@
 // cookie, so another site cannot make a browser act on the operator's
 // behalf.
 //
-// Replies are JSON. Errors: 401 missing or wrong token, 403 actions off,
+// Replies are JSON. A pause or resume in effect that could not be saved to
+// disk yet (a full disk) answers 200 with a "warning". Errors: 401 missing
+// or wrong token, 403 actions off,
 // 404 unknown action, route or provider, 405 not POST, 400 a body that
 // does not parse, 409 a disabled route or provider, 502 a probe the route
 // failed (with its failure class).
@@ -29,6 +31,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -99,6 +102,10 @@ type Reply struct {
 	Class     string `json:"class,omitempty"`
 	LatencyMS int64  `json:"latency_ms,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Warning says that a pause or resume took effect but could not be
+	// written to disk yet (state.ErrNotPersisted): it is retried, and a
+	// restart before it succeeds would lose it.
+	Warning string `json:"warning,omitempty"`
 }
 
 const maxReason = 120
@@ -207,23 +214,41 @@ func (h *Handler) pause(w http.ResponseWriter, r *http.Request, key string, req 
 	if s := cleanReason(req.Reason); s != "" {
 		rest.Reason = "paused by hand: " + s
 	}
-	if err := h.o.Store.SetRest(r.Context(), rest); err != nil {
-		h.o.Logger.Warn("admin: pause failed", "key", key, "err", err)
-		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the pause could not be stored: the state store did not answer; try again")
+	rep := Reply{OK: true, Action: "pause", Key: key, Until: timePtr(rest.Until)}
+	if !h.stored(w, h.o.Store.SetRest(r.Context(), rest), &rep) {
 		return
 	}
 	h.o.Logger.Info("admin: paused", "key", key, "until", rest.Until)
-	writeJSON(w, http.StatusOK, Reply{OK: true, Action: "pause", Key: key, Until: timePtr(rest.Until)})
+	writeJSON(w, http.StatusOK, rep)
 }
 
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, key string) {
-	if err := h.o.Store.ClearRest(r.Context(), key, true); err != nil {
-		h.o.Logger.Warn("admin: resume failed", "key", key, "err", err)
-		writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the resume could not be stored: the state store did not answer; try again")
+	rep := Reply{OK: true, Action: "resume", Key: key}
+	if !h.stored(w, h.o.Store.ClearRest(r.Context(), key, true), &rep) {
 		return
 	}
 	h.o.Logger.Info("admin: resumed", "key", key)
-	writeJSON(w, http.StatusOK, Reply{OK: true, Action: "resume", Key: key})
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// stored sorts the store's answer to a pause or resume. A change that took
+// effect but is not on disk yet (state.ErrNotPersisted: a full disk) is a
+// success with a warning, since the gateway already acts on it; anything
+// else means it did not take effect, answered 503. It reports whether to
+// answer rep.
+func (h *Handler) stored(w http.ResponseWriter, err error, rep *Reply) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, state.ErrNotPersisted):
+		h.o.Logger.Warn("admin: "+rep.Action+" in effect but not yet saved", "key", rep.Key, "err", err)
+		rep.Warning = "the " + rep.Action + " is in effect, but saving it to disk failed (see the gateway's log and /healthz); " +
+			"the gateway retries every second, and a restart before it succeeds would forget it"
+		return true
+	}
+	h.o.Logger.Warn("admin: "+rep.Action+" failed", "key", rep.Key, "err", err)
+	writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the "+rep.Action+" could not be stored: the state store did not answer; try again")
+	return false
 }
 
 func (h *Handler) probe(w http.ResponseWriter, r *http.Request, key string) {

@@ -11,8 +11,11 @@
 package calllog
 
 import (
-	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -47,59 +50,126 @@ type Record struct {
 	Cut       string    `json:"cut,omitempty"`
 }
 
-// Writer appends records to a file or stream. It buffers, and flushes at
-// most FlushEvery after a write and on Close. It is safe for concurrent use.
+// Writer appends records to a file or stream. It buffers, and writes out
+// at most FlushEvery after a write and on Close. It is safe for concurrent
+// use.
+//
+// A failed write (a full disk) is never sticky (issue 10): the records not
+// written stay buffered, up to MaxPending bytes, and are written by the next
+// flush that succeeds; a record that does not fit is dropped and counted.
+// The logger hears once when writing starts failing, once when the first
+// record is dropped, and once when writing works again; Health reports the
+// same for /healthz.
 type Writer struct {
-	mu    sync.Mutex // guards buf, w, err, line
-	buf   *bufio.Writer
-	c     io.Closer
-	err   error
-	log   *slog.Logger
-	dirty bool
-	line  []byte
+	mu      sync.Mutex // guards every field below but c, log, every, stop, done
+	out     io.Writer
+	c       io.Closer
+	log     *slog.Logger
+	every   time.Duration
+	pending []byte // whole lines not yet written; the head may be the rest of a line cut by a partial write
+	line    []byte
+	failing error // the last write's error; nil when writing works
+	dropped int64 // records dropped since the Writer opened
+	lost    int64 // records dropped since writing last worked
 
 	stop chan struct{}
 	done chan struct{}
 }
 
+// MaxPending bounds the records a Writer holds while its writes fail.
+const MaxPending = 1 << 20
+
+// flushAt is the buffered size that triggers a write before the timer.
+const flushAt = 64 << 10
+
+// Options configure a Writer made by NewWriter.
+type Options struct {
+	// Logger is told when writing starts failing and when it works again.
+	// Default: nothing is logged.
+	Logger *slog.Logger
+	// FlushEvery is how often buffered records are written out; 0 writes
+	// each record as it comes.
+	FlushEvery time.Duration
+}
+
 // Open opens path for appending ("-" is standard output), creating its
-// folder. Records are flushed every second and on Close.
+// folder. Records are flushed every second and on Close. A file whose last
+// line was cut short (the process was killed mid-write) gets a newline
+// first, so that the next record starts a line of its own; readers skip the
+// cut line.
 func Open(path string, log *slog.Logger) (*Writer, error) {
-	var f io.WriteCloser
 	if path == "-" {
-		f = nopCloser{os.Stdout}
-	} else {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
-		fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
-		if err != nil {
-			return nil, err
-		}
-		f = fh
+		return newWriter(os.Stdout, nopCloser{}, Options{Logger: log, FlushEvery: time.Second}, nil), nil
 	}
-	return newWriter(f, log, time.Second), nil
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	// Read and write, to look at the last byte; a file this process may
+	// only write to is appended to without that check.
+	fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o640)
+	readable := err == nil
+	if errors.Is(err, fs.ErrPermission) {
+		fh, err = os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	}
+	if err != nil {
+		return nil, err
+	}
+	torn := false
+	if readable {
+		if torn, err = endsTorn(fh); err != nil {
+			fh.Close()
+			return nil, fmt.Errorf("calllog: reading the end of %s: %w", path, err)
+		}
+	}
+	var head []byte
+	if torn {
+		// Written with the first flush, and retried like any record when
+		// the disk is full.
+		head = []byte{'\n'}
+	}
+	return newWriter(fh, fh, Options{Logger: log, FlushEvery: time.Second}, head), nil
 }
 
-// New wraps w (tests, embedding).
+// endsTorn reports whether f is not empty and does not end with a newline.
+func endsTorn(f *os.File) (bool, error) {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 || !st.Mode().IsRegular() {
+		return false, err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], st.Size()-1); err != nil {
+		return false, err
+	}
+	return last[0] != '\n', nil
+}
+
+// New wraps w (tests, embedding): each record is written as it comes, and
+// nothing is logged.
 func New(w io.Writer) *Writer {
-	return newWriter(nopCloser{w}, nil, 0)
+	return NewWriter(w, Options{})
 }
 
-func newWriter(f io.WriteCloser, log *slog.Logger, every time.Duration) *Writer {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// NewWriter wraps w. Close does not close w.
+func NewWriter(w io.Writer, o Options) *Writer {
+	return newWriter(w, nopCloser{}, o, nil)
+}
+
+// newWriter starts a Writer on out, closed by c, with pending to write
+// before any record.
+func newWriter(out io.Writer, c io.Closer, o Options, pending []byte) *Writer {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &Writer{buf: bufio.NewWriterSize(f, 64<<10), c: f, log: log}
-	if every > 0 {
+	w := &Writer{out: out, c: c, log: o.Logger, every: o.FlushEvery, pending: pending}
+	if o.FlushEvery > 0 {
 		w.stop = make(chan struct{})
 		w.done = make(chan struct{})
-		go w.flusher(every)
+		go w.flusher(o.FlushEvery)
 	}
 	return w
 }
 
-type nopCloser struct{ io.Writer }
+type nopCloser struct{}
 
 func (nopCloser) Close() error { return nil }
 
@@ -117,30 +187,85 @@ func (w *Writer) flusher(every time.Duration) {
 	}
 }
 
-// Flush writes buffered records out.
+// Flush writes buffered records out. A failure keeps them buffered for the
+// next try.
 func (w *Writer) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.dirty {
-		w.dirty = false
-		if err := w.buf.Flush(); err != nil && w.err == nil {
-			w.err = err
-			w.log.Error("call log: write failed; records are being lost", "err", err)
+	w.flushLocked()
+}
+
+// flushLocked writes what is pending; w.mu must be held. What a failed
+// write did not take stays pending: after a partial write that is the rest
+// of a line, which the next write completes.
+func (w *Writer) flushLocked() {
+	if len(w.pending) == 0 {
+		return
+	}
+	n, err := w.out.Write(w.pending)
+	n = min(max(n, 0), len(w.pending))
+	if n == len(w.pending) {
+		w.pending = w.pending[:0]
+	} else {
+		w.pending = w.pending[n:] // no copy: a retry per record must stay cheap
+	}
+	if err == nil && len(w.pending) > 0 {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		if w.failing == nil {
+			w.log.Error("call log: write failed; holding records and retrying", "err", err, "hold_bytes", MaxPending)
 		}
+		w.failing = err
+		return
+	}
+	if w.failing != nil {
+		w.log.Warn("call log: writing again", "records_dropped", w.lost)
+		w.failing, w.lost = nil, 0
 	}
 }
 
-// Write appends one record.
+// Write appends one record. While writes fail, it is held for the next
+// flush, or dropped and counted when MaxPending bytes are already held.
 func (w *Writer) Write(r *Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.line = r.appendJSON(w.line[:0])
-	w.buf.Write(w.line)
-	w.dirty = true
-	if w.stop == nil {
-		w.buf.Flush()
-		w.dirty = false
+	if len(w.pending)+len(w.line) > MaxPending {
+		w.flushLocked() // a last chance before dropping
 	}
+	if len(w.pending)+len(w.line) > MaxPending {
+		if w.lost == 0 {
+			w.log.Error("call log: records are being dropped until writing works again", "err", w.failing)
+		}
+		w.dropped++
+		w.lost++
+		return
+	}
+	w.pending = append(w.pending, w.line...)
+	// While failing, only the timer retries, so that a full disk costs one
+	// failed write a second, not one per record.
+	if w.every == 0 || (w.failing == nil && len(w.pending) >= flushAt) {
+		w.flushLocked()
+	}
+}
+
+// Health is a Writer's condition, for /healthz.
+type Health struct {
+	// Err is the error of the last write when it failed; nil when writing
+	// works.
+	Err error
+	// Dropped counts the records dropped since the Writer opened.
+	Dropped int64
+	// Pending is how many bytes wait to be written.
+	Pending int
+}
+
+// Health reports whether writes work and how many records were dropped.
+func (w *Writer) Health() Health {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Health{Err: w.failing, Dropped: w.dropped, Pending: len(w.pending)}
 }
 
 // RecordAttempt implements route.Recorder.
@@ -159,7 +284,8 @@ func FromAttempt(a *route.Attempt) *Record {
 	}
 }
 
-// Close flushes and closes the log.
+// Close flushes and closes the log. Records it still could not write are
+// counted as dropped, and the error says so.
 func (w *Writer) Close() error {
 	if w.stop != nil {
 		close(w.stop)
@@ -167,7 +293,14 @@ func (w *Writer) Close() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := w.buf.Flush()
+	w.flushLocked()
+	var err error
+	if w.failing != nil {
+		lost := int64(bytes.Count(w.pending, []byte{'\n'}))
+		w.dropped += lost
+		err = fmt.Errorf("calllog: close: %d records not written: %w", lost, w.failing)
+		w.pending = w.pending[:0]
+	}
 	if cerr := w.c.Close(); err == nil {
 		err = cerr
 	}

@@ -149,6 +149,9 @@ func (l *loader) compile() *Plan {
 			p.GatewayKeys = append(p.GatewayKeys, k.Value)
 		}
 	}
+	// A gateway that asks callers for a key does not show its routes,
+	// budgets and errors to anyone who does not have one (issue 10).
+	p.StatusPrivate = f.Status == StatusPrivate || (f.Status == "" && len(p.GatewayKeys) > 0)
 	for _, name := range l.provOrder {
 		p.Providers[name] = l.compileProvider(l.provs[name])
 		p.ProviderOrder = append(p.ProviderOrder, name)

@@ -374,3 +374,27 @@ chains:
 		t.Errorf("check's provider line = %q, want flavor gemini, dialect gemini, reset midnight America/Los_Angeles", line)
 	}
 }
+
+// TestStatusPrivateDefault: a gateway that asks callers for a key keeps its
+// status and metrics private unless the file says public (issue 10).
+func TestStatusPrivateDefault(t *testing.T) {
+	env := func(k string) string { return map[string]string{"KEY": "gw-key-1", "ADMIN": "adm-1"}[k] }
+	for _, tc := range []struct {
+		src  string
+		want bool
+	}{
+		{"gateway_keys: [${KEY}]\n", true},
+		{"gateway_keys: [${UNSET}]\n", false}, // no key set: the gateway is open
+		{"", false},
+		{"gateway_keys: [${KEY}]\nstatus: public\n", false},
+		{"admin_token: ${ADMIN}\nstatus: private\n", true},
+	} {
+		p, err := Parse("t.yaml", []byte(tc.src), env)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		if p.StatusPrivate != tc.want {
+			t.Errorf("%q: StatusPrivate = %v, want %v", tc.src, p.StatusPrivate, tc.want)
+		}
+	}
+}

@@ -38,6 +38,10 @@ type Plan struct {
 	AdminToken string
 	// GatewayKeys, when not empty, are the bearer tokens a caller must send.
 	GatewayKeys []string
+	// StatusPrivate puts /status, /status.json and /metrics behind a bearer
+	// token: a gateway key or the admin token. Default: true when there are
+	// gateway keys.
+	StatusPrivate bool
 	// Redis is the address (redis://...) of a shared state store; "" keeps
 	// state local.
 	Redis string
@@ -251,7 +255,8 @@ type Chain struct {
 	// Interactive chains never wait for a rest to end. Default true.
 	Interactive bool
 	// HideRoute hides which route answered: the response's model is the
-	// chain's name.
+	// chain's name, and no header or error message names a route, model or
+	// provider of the chain.
 	HideRoute bool
 	// FailoverOnRefusal lets a refused request try the next route.
 	FailoverOnRefusal bool

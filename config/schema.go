@@ -19,6 +19,11 @@ type File struct {
 	// GatewayKeys are the bearer tokens callers must send; empty values (an
 	// unset variable) are dropped, and no keys means no check.
 	GatewayKeys []Secret `yaml:"gateway_keys"`
+	// Status says who may read /status, /status.json and /metrics:
+	// "private" needs a gateway key or the admin token as a bearer token,
+	// "public" is open to anyone. Default private when gateway keys are set
+	// (the gateway is not open), public when they are not.
+	Status string `yaml:"status"`
 	// Server holds the HTTP server's limits.
 	Server ServerConfig `yaml:"server"`
 	// Rest says how long each kind of failure rests a route.
@@ -210,7 +215,8 @@ type ChainConfig struct {
 	WaitCap *Duration `yaml:"wait_cap"`
 	// Interactive chains never wait for a rest to end. Default true.
 	Interactive *bool `yaml:"interactive"`
-	// HideRoute answers with the chain's name as the model.
+	// HideRoute answers with the chain's name as the model and names no
+	// route, model or provider in any header or error message.
 	HideRoute bool `yaml:"hide_route"`
 	// FailoverOnRefusal lets a refused request try the next route.
 	FailoverOnRefusal bool `yaml:"failover_on_refusal"`

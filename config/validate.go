@@ -32,6 +32,7 @@ func (l *loader) validate() {
 	if f.Redis != "" && !hasAnyPrefix(f.Redis, "redis://", "rediss://", "unix://") {
 		l.probs.addf("redis", "want a redis://, rediss:// or unix:// address")
 	}
+	l.validateStatus()
 	if f.Server.MaxBody <= 0 {
 		l.probs.addf("server.max_body", "must be more than 0")
 	}
@@ -52,6 +53,27 @@ func (l *loader) validate() {
 	}
 	for _, name := range l.chainOrder {
 		l.validateChain(name)
+	}
+}
+
+// The values of status.
+const (
+	StatusPublic  = "public"
+	StatusPrivate = "private"
+)
+
+// validateStatus checks status, and that a private status can be read by
+// someone.
+func (l *loader) validateStatus() {
+	f := &l.f
+	switch f.Status {
+	case "", StatusPublic:
+	case StatusPrivate:
+		if f.AdminToken.Value == "" && !slices.ContainsFunc(f.GatewayKeys, func(k Secret) bool { return k.Value != "" }) {
+			l.probs.addf("status", "private needs a token to read it: set gateway_keys or admin_token (or write public)")
+		}
+	default:
+		l.probs.addf("status", "%s is not public or private", l.dec.quote("status", f.Status))
 	}
 }
 

@@ -102,6 +102,16 @@ func TestProblems(t *testing.T) {
 			want: []string{`t.yaml:1: listen: "localhost" is not host:port (write, say, 127.0.0.1:8080 or :8080)`},
 		},
 		{
+			name: "status value",
+			src:  "status: hidden\n",
+			want: []string{`t.yaml:1: status: "hidden" is not public or private`},
+		},
+		{
+			name: "private status nobody can read",
+			src:  "status: private\ngateway_keys: [${UNSET_KEY}]\n",
+			want: []string{`t.yaml:1: status: private needs a token to read it: set gateway_keys or admin_token (or write public)`},
+		},
+		{
 			name: "redis",
 			src:  "redis: http://cache:6379\n",
 			want: []string{`t.yaml:1: redis: want a redis://, rediss:// or unix:// address`},

@@ -153,7 +153,11 @@ func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.
 		case failure.Unsupported:
 			code = "unsupported_parameter" // OpenAI's code for the same refusal
 		}
-		writeError(w, status, ce.Route+": "+ce.Message, "invalid_request_error", ce.Param, code)
+		msg := ce.Route + ": " + ce.Message
+		if ch.HideRoute {
+			msg = hideRoutes(ch, ce.Message)
+		}
+		writeError(w, status, msg, "invalid_request_error", ce.Param, code)
 		return OutcomeRejected
 	case errors.As(err, &tl):
 		writeError(w, http.StatusBadRequest, tl.Error(), "invalid_request_error", "messages", "context_length_exceeded")
@@ -176,7 +180,7 @@ func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.
 		if !ex.RetryAt.IsZero() {
 			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), ex.RetryAt))
 		}
-		writeError(w, http.StatusServiceUnavailable, ex.Error(), "server_error", "", "no_route_available")
+		writeError(w, http.StatusServiceUnavailable, exhaustedMessage(ch, ex, s.clock.Now()), "server_error", "", "no_route_available")
 		s.obs.FallbackServed(ch.Name, "error")
 		return OutcomeFailed
 	case errors.Is(err, context.Canceled):

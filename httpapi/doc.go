@@ -3,6 +3,12 @@
 // mapping of every failure to the status code and error envelope an OpenAI
 // client expects.
 //
+// Every request with a body must be application/json, on every endpoint
+// (media.go), so that a web page cannot make a browser post to a gateway.
+// A chain's hide_route holds in everything a caller reads (hide.go), and
+// RequireToken guards what a gateway with keys must not show to all
+// (access.go).
+//
 // Bad input never reaches a provider: a wrong method or content type, a body
 // over the size limit, malformed JSON, a request without messages or naming
 // no chain, or over the message or text limit, each get a 4xx with a precise

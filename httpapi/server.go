@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -126,9 +125,13 @@ func New(o Options) *Server {
 	return s
 }
 
-// ServeHTTP implements http.Handler. Every write to the client is bounded
-// by the plan's write timeout (see deadlineWriter).
+// ServeHTTP implements http.Handler. Every request with a body must be
+// JSON (media.go), whatever endpoint it is for, and every write to the
+// client is bounded by the plan's write timeout (see deadlineWriter).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !jsonOnly(w, r) {
+		return
+	}
 	if d := s.plan.Server.WriteTimeout; d > 0 {
 		dw := withWriteDeadlines(w, d)
 		defer dw.done()
@@ -179,15 +182,9 @@ func (s *Server) authorized(r *http.Request) bool {
 }
 
 // readBody reads a JSON request body within the size limit. It writes the
-// error response itself and returns ok false on failure.
+// error response itself and returns ok false on failure. Its media type was
+// checked before (jsonOnly, media.go).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *[]byte) bool {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json, not "+strconv.Quote(ct), "invalid_request_error", "", "unsupported_media_type")
-			return false
-		}
-	}
 	limit := s.plan.Server.MaxBodyBytes
 	if r.ContentLength > limit {
 		writeError(w, http.StatusRequestEntityTooLarge, "the request body is "+strconv.FormatInt(r.ContentLength, 10)+" bytes; the limit is "+strconv.FormatInt(limit, 10), "invalid_request_error", "", "request_too_large")

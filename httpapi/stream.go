@@ -174,5 +174,5 @@ func brokenMessage(err error, ch *config.Chain) string {
 	if be.Deadline {
 		return "the answer from " + who + " was cut at the chain's deadline of " + ch.Deadline.String() + "; the text received so far is incomplete"
 	}
-	return "the answer from " + who + " broke off (" + be.Class.String() + ": " + be.Message + ") and no route could continue it; the text received so far is incomplete"
+	return "the answer from " + who + " broke off (" + be.Class.String() + ": " + hideRoutes(ch, be.Message) + ") and no route could continue it; the text received so far is incomplete"
 }

@@ -85,3 +85,9 @@ type Store interface {
 // ErrUnavailable is wrapped by a Store that cannot reach its backend; the
 // caller carries on with local state.
 var ErrUnavailable = errors.New("state store unavailable")
+
+// ErrNotPersisted is wrapped by a Store whose change took effect (every
+// reader of the Store sees it) but could not be written to disk yet, a full
+// disk say. The Store keeps retrying the write; until one succeeds, a crash
+// would lose the change. A caller treats the change as made and may warn.
+var ErrNotPersisted = errors.New("state change in effect but not yet written to disk")

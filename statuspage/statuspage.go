@@ -5,6 +5,12 @@
 // every few seconds while it is visible, and offers the admin actions
 // (package admin) when an admin token is configured and typed in.
 //
+// A private page (Options.Authorized; the gateway's default when callers
+// need a key) answers 401 without a token: /status.json with an error, and
+// /status with the page stripped of all data, which asks for a token and
+// sends it as a bearer token with its own fetches, since a browser opening
+// a page cannot.
+//
 // Nothing is worked out unless someone looks: each request reads one fresh
 // snapshot. The page shows only what a snapshot holds: names from the plan,
 // failure classes, counts, times and redacted reasons; never a key, a
@@ -42,6 +48,12 @@ type Options struct {
 	// Refresh is how often the page refreshes itself. Default 3s.
 	Refresh time.Duration
 	Logger  *slog.Logger
+	// Authorized, when set, makes the page private: a request it refuses
+	// gets 401 and no snapshot. For /status that 401 carries the page
+	// without data, which asks for a token and sends it with its own
+	// fetches (a browser cannot send one when it opens a page). Nil: the
+	// page is public.
+	Authorized func(*http.Request) bool
 }
 
 // Page serves /status and /status.json. It is safe for concurrent use.
@@ -69,6 +81,11 @@ func New(o Options) *Page {
 type view struct {
 	*status.Snapshot
 	RefreshMS int64
+	// Private: the page's fetches need a token, which it asks for.
+	Private bool
+	// Locked: this request brought no token; the snapshot is empty and the
+	// page shows only where to type one.
+	Locked bool
 }
 
 func (p *Page) snapshot(w http.ResponseWriter, r *http.Request) (*status.Snapshot, bool) {
@@ -88,9 +105,7 @@ func (p *Page) snapshot(w http.ResponseWriter, r *http.Request) (*status.Snapsho
 // get answers a method other than GET with 405, and otherwise takes the
 // snapshot both views show.
 func (p *Page) get(w http.ResponseWriter, r *http.Request) (*status.Snapshot, bool) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET")
-		http.Error(w, "use GET", http.StatusMethodNotAllowed)
+	if !methodGet(w, r) {
 		return nil, false
 	}
 	return p.snapshot(w, r)
@@ -100,34 +115,86 @@ func (p *Page) get(w http.ResponseWriter, r *http.Request) (*status.Snapshot, bo
 // the page's own refresh.
 func (p *Page) HTML() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		live := r.URL.Query().Get("part") == "live"
+		v := view{RefreshMS: p.o.Refresh.Milliseconds(), Private: p.o.Authorized != nil}
+		if !p.allowed(w, r) {
+			switch {
+			case live:
+				refuse(w, "text/plain; charset=utf-8", []byte("this status page needs a token: send Authorization: Bearer <gateway key or admin token>\n"))
+			case methodGet(w, r):
+				v.Snapshot, v.Locked = &status.Snapshot{}, true
+				p.render(w, http.StatusUnauthorized, "page", v)
+			}
+			return
+		}
 		snap, ok := p.get(w, r)
 		if !ok {
 			return
 		}
+		v.Snapshot = snap
 		name := "page"
-		if r.URL.Query().Get("part") == "live" {
+		if live {
 			name = "live"
 		}
-		var buf bytes.Buffer
-		if err := p.tmpl.ExecuteTemplate(&buf, name, view{Snapshot: snap, RefreshMS: p.o.Refresh.Milliseconds()}); err != nil {
-			p.o.Logger.Error("status: rendering the page failed", "err", err)
-			http.Error(w, "the status page could not be rendered", http.StatusInternalServerError)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-		w.Write(buf.Bytes())
+		p.render(w, http.StatusOK, name, v)
 	})
+}
+
+// allowed reports whether r may see the snapshot; a refused request gets
+// WWW-Authenticate, its caller writes the rest.
+func (p *Page) allowed(w http.ResponseWriter, r *http.Request) bool {
+	if p.o.Authorized == nil || p.o.Authorized(r) {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="tollfree status"`)
+	return false
+}
+
+// methodGet answers a method other than GET or HEAD with 405.
+func methodGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "use GET", http.StatusMethodNotAllowed)
+		return false
+	}
+	return true
+}
+
+// refuse answers 401 with body.
+func refuse(w http.ResponseWriter, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusUnauthorized)
+	w.Write(body)
+}
+
+// render executes the template name with v and writes it with the page's
+// headers and status.
+func (p *Page) render(w http.ResponseWriter, code int, name string, v view) {
+	var buf bytes.Buffer
+	if err := p.tmpl.ExecuteTemplate(&buf, name, v); err != nil {
+		p.o.Logger.Error("status: rendering the page failed", "err", err)
+		http.Error(w, "the status page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
 }
 
 // JSON serves the snapshot as JSON.
 func (p *Page) JSON() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !p.allowed(w, r) {
+			refuse(w, "application/json", []byte(`{"error":{"message":"this status needs a token: send Authorization: Bearer <gateway key or admin token>","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`+"\n"))
+			return
+		}
 		snap, ok := p.get(w, r)
 		if !ok {
 			return

@@ -42,11 +42,15 @@ func openStore(ctx context.Context, plan *config.Plan, log *slog.Logger) (state.
 	}
 	health := func() map[string]string {
 		h := rs.Health()
-		since := h.Since.UTC().Format(time.RFC3339)
-		if h.Connected {
-			return map[string]string{"state": "redis", "state_since": since}
+		m := map[string]string{"state": "redis", "state_since": h.Since.UTC().Format(time.RFC3339), "state_files": "ok"}
+		if !h.Connected {
+			m["state"] = "local (redis unreachable: carrying on with local state)"
 		}
-		return map[string]string{"state": "local (redis unreachable: carrying on with local state)", "state_since": since}
+		if local.Health() != nil {
+			// The local fallback's files; the log has the error.
+			m["state_files"] = "failing: the local state is kept in memory and writing it is retried every second"
+		}
+		return m
 	}
 	return rs, closeFn, health, nil
 }

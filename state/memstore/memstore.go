@@ -7,7 +7,10 @@
 // at most that much counting. Rests and pauses change rarely and matter more,
 // so SetRest and ClearRest write rests.json before they return. Keeping them
 // in two files means a rest write never rewrites the counts and a counts
-// flush never races a rest write.
+// flush never races a rest write. A write that fails (a full disk) leaves
+// the change in effect in memory and the file marked dirty: the flusher
+// retries it every FlushEvery until it works (issue 10), and Health says so
+// meanwhile.
 //
 // Spend is on every request's path: it takes one mutex and, once a counter's
 // current slot exists, allocates nothing.
@@ -39,9 +42,26 @@ type Options struct {
 	// FlushEvery is how often counts are snapshotted to Dir, and expired
 	// slots and rests pruned; it bounds the counts a crash loses. Default 1s.
 	FlushEvery time.Duration
-	// Logger receives flush failures. Default slog.Default().
+	// Logger hears when writing the files starts failing and when it works
+	// again. Default slog.Default().
 	Logger *slog.Logger
+	// Files writes the snapshot files. Default ReplaceFile (write, sync,
+	// rename); tests pass one that fails like a full disk.
+	Files FileWriter
 }
+
+// FileWriter replaces the file name under dir with data.
+type FileWriter interface {
+	WriteFile(dir, name string, data []byte) error
+}
+
+// FileWriterFunc adapts a function to FileWriter.
+type FileWriterFunc func(dir, name string, data []byte) error
+
+// WriteFile calls f.
+func (f FileWriterFunc) WriteFile(dir, name string, data []byte) error { return f(dir, name, data) }
+
+var _ FileWriter = FileWriterFunc(ReplaceFile)
 
 // Store is an in-memory state.Store, optionally persisted under a folder.
 // It is safe for concurrent use. Close it to flush and stop its flusher.
@@ -50,16 +70,24 @@ type Store struct {
 	dir    string
 	every  time.Duration
 	logger *slog.Logger
+	files  FileWriter
 
 	// fileMu serializes writes of each file and keeps them in the order their
 	// contents were taken, so an older copy never overwrites a newer one.
 	countsFileMu sync.Mutex
 	restsFileMu  sync.Mutex
 
-	mu       sync.Mutex // guards counters, dirty, rests
+	mu       sync.Mutex // guards counters, dirty, rests, restsDirty, countsErr, restsErr
 	counters map[string]*counter
 	dirty    bool // counters changed since the last snapshot
 	rests    map[string]state.Rest
+	// restsDirty is set while rests.json is behind the rests in memory (its
+	// last write failed); the flusher retries it (issue 10: a rest decided
+	// while the disk is full is written once it frees).
+	restsDirty bool
+	// countsErr and restsErr are the last write error of each file, nil
+	// once a write works; they feed Health and log each failure once.
+	countsErr, restsErr error
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -77,6 +105,7 @@ func Open(o Options) (*Store, error) {
 		dir:      o.Dir,
 		every:    o.FlushEvery,
 		logger:   o.Logger,
+		files:    o.Files,
 		counters: make(map[string]*counter),
 		rests:    make(map[string]state.Rest),
 		stop:     make(chan struct{}),
@@ -90,6 +119,9 @@ func Open(o Options) (*Store, error) {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
+	if s.files == nil {
+		s.files = FileWriterFunc(ReplaceFile)
+	}
 	if s.dir != "" {
 		if err := s.load(); err != nil {
 			return nil, fmt.Errorf("memstore: open: %w", err)
@@ -99,14 +131,15 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the flusher and writes a last snapshot of the counts. The
-// Store still answers afterwards, in memory only. Close is idempotent.
+// Close stops the flusher and writes a last snapshot of the counts, and of
+// the rests if their last write failed. The Store still answers afterwards,
+// in memory only. Close is idempotent.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		s.wg.Wait()
-		if ferr := s.flushCounts(); ferr != nil {
+		if ferr := errors.Join(s.flushCounts(), s.flushRests()); ferr != nil {
 			err = fmt.Errorf("memstore: close: %w", ferr)
 		}
 	})
@@ -123,10 +156,36 @@ func (s *Store) flushLoop() {
 		case <-t.C():
 		}
 		s.prune()
-		if err := s.flushCounts(); err != nil {
-			s.logger.Warn("memstore: snapshot of counters failed; counts since the last snapshot would be lost in a crash",
-				"dir", s.dir, "error", err)
-		}
+		_ = s.flushCounts() // noted by persisted
+		_ = s.flushRests()
+	}
+}
+
+// Health returns the error of the last write of the files under Dir, nil
+// when both last writes worked (or there is no Dir).
+func (s *Store) Health() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.countsErr, s.restsErr)
+}
+
+// persisted records the outcome of writing file, logging only when writing
+// it starts failing and when it works again. s.mu must not be held.
+func (s *Store) persisted(file string, err error) {
+	s.mu.Lock()
+	last := &s.countsErr
+	if file == restsFile {
+		last = &s.restsErr
+	}
+	was := *last
+	*last = err
+	s.mu.Unlock()
+	switch {
+	case err != nil && was == nil:
+		s.logger.Error("memstore: writing the state file failed; the state holds in memory and the write is retried every flush, but a crash now would lose it",
+			"dir", s.dir, "file", file, "error", err)
+	case err == nil && was != nil:
+		s.logger.Warn("memstore: writing the state file works again", "dir", s.dir, "file", file)
 	}
 }
 
@@ -272,7 +331,8 @@ func (s *Store) Sums(_ context.Context, spends []state.Spend) ([]int64, error) {
 
 // SetRest records r, unless a Manual rest of the same key is active and r is
 // not Manual. With a Dir, the rests are on disk before SetRest returns; if
-// writing fails the rest still holds in memory and the error says so.
+// writing fails the rest still holds in memory, the error wraps
+// state.ErrNotPersisted, and the flusher retries the write until it works.
 func (s *Store) SetRest(_ context.Context, r state.Rest) error {
 	if r.Key == "" {
 		return errors.New("memstore: set rest: empty key")
@@ -287,14 +347,15 @@ func (s *Store) SetRest(_ context.Context, r state.Rest) error {
 	s.rests[r.Key] = r
 	rests := s.restsLocked(time.Time{}, true)
 	s.mu.Unlock()
-	if err := s.writeRests(rests); err != nil {
-		return fmt.Errorf("memstore: set rest %s: %w", r.Key, err)
+	if err := s.saveRests(rests); err != nil {
+		return fmt.Errorf("memstore: set rest %s: %w: %w", r.Key, state.ErrNotPersisted, err)
 	}
 	return nil
 }
 
 // ClearRest removes the rest of key: with manual false only an automatic
-// one. With a Dir, the change is on disk before ClearRest returns.
+// one. With a Dir, the change is on disk before ClearRest returns, or the
+// error wraps state.ErrNotPersisted as SetRest's does.
 func (s *Store) ClearRest(_ context.Context, key string, manual bool) error {
 	s.restsFileMu.Lock()
 	defer s.restsFileMu.Unlock()
@@ -307,8 +368,8 @@ func (s *Store) ClearRest(_ context.Context, key string, manual bool) error {
 	delete(s.rests, key)
 	rests := s.restsLocked(time.Time{}, true)
 	s.mu.Unlock()
-	if err := s.writeRests(rests); err != nil {
-		return fmt.Errorf("memstore: clear rest %s: %w", key, err)
+	if err := s.saveRests(rests); err != nil {
+		return fmt.Errorf("memstore: clear rest %s: %w: %w", key, state.ErrNotPersisted, err)
 	}
 	return nil
 }

@@ -75,8 +75,9 @@ func (s *Store) flushCounts() error {
 	s.mu.Unlock()
 	data, err := json.Marshal(snap)
 	if err == nil {
-		err = writeFile(s.dir, countersFile, data)
+		err = s.files.WriteFile(s.dir, countersFile, data)
 	}
+	s.persisted(countersFile, err)
 	if err != nil {
 		s.mu.Lock()
 		s.dirty = true // try again at the next flush
@@ -84,6 +85,35 @@ func (s *Store) flushCounts() error {
 		return fmt.Errorf("write %s: %w", countersFile, err)
 	}
 	return nil
+}
+
+// flushRests writes rests.json if its last write failed, so that a rest or
+// pause decided while the disk was full reaches the disk once it frees.
+func (s *Store) flushRests() error {
+	if s.dir == "" {
+		return nil
+	}
+	s.restsFileMu.Lock()
+	defer s.restsFileMu.Unlock()
+	s.mu.Lock()
+	if !s.restsDirty {
+		s.mu.Unlock()
+		return nil
+	}
+	rests := s.restsLocked(time.Time{}, true)
+	s.mu.Unlock()
+	return s.saveRests(rests)
+}
+
+// saveRests writes rests, the newest rests in memory, and notes whether
+// rests.json is now behind them; s.restsFileMu must be held.
+func (s *Store) saveRests(rests []state.Rest) error {
+	err := s.writeRests(rests)
+	s.mu.Lock()
+	s.restsDirty = err != nil
+	s.mu.Unlock()
+	s.persisted(restsFile, err)
+	return err
 }
 
 // writeRests writes rests.json; s.restsFileMu must be held.
@@ -99,16 +129,17 @@ func (s *Store) writeRests(rests []state.Rest) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", restsFile, err)
 	}
-	if err := writeFile(s.dir, restsFile, data); err != nil {
+	if err := s.files.WriteFile(s.dir, restsFile, data); err != nil {
 		return fmt.Errorf("write %s: %w", restsFile, err)
 	}
 	return nil
 }
 
-// writeFile replaces dir/name with data atomically: write a temporary file,
-// sync it, rename it over the old one, then sync the folder so the rename
-// itself survives a power cut.
-func writeFile(dir, name string, data []byte) (err error) {
+// ReplaceFile replaces dir/name with data atomically, the default
+// FileWriter: write a temporary file, sync it, rename it over the old one,
+// then sync the folder so the rename itself survives a power cut. A failure
+// leaves the old file whole and no temporary file behind.
+func ReplaceFile(dir, name string, data []byte) (err error) {
 	f, err := os.CreateTemp(dir, name+".tmp*")
 	if err != nil {
 		return err
