@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tollfree/tollfree/calllog"
+	"github.com/tollfree/tollfree/state"
 )
 
 // persistHealth is the optional ability of a state store that writes files
@@ -29,7 +30,7 @@ func (g *Gateway) health(extra func() map[string]string) func() map[string]strin
 		if g.log != nil {
 			m["call_log"] = callLogHealth(g.log.Health())
 		}
-		if ph, ok := g.store.(persistHealth); ok {
+		if ph, ok := storeAbility[persistHealth](g.store); ok {
 			m["state_files"] = "ok"
 			if err := ph.Health(); err != nil {
 				m["state_files"] = "failing (" + cause(err) + "): rests, pauses and counts hold in memory; writing them is retried every second"
@@ -58,4 +59,20 @@ func cause(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// storeAbility finds an optional ability of a store, looking through the
+// wrappers the gateway puts around it (scrubStore).
+func storeAbility[T any](s state.Store) (T, bool) {
+	for {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+		u, ok := s.(interface{ Unwrap() state.Store })
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		s = u.Unwrap()
+	}
 }

@@ -50,6 +50,10 @@ type scrubStore struct {
 	set *secret.Set
 }
 
+// Unwrap returns the store scrubStore wraps, so that its optional abilities
+// (persistHealth) can still be found.
+func (s scrubStore) Unwrap() state.Store { return s.Store }
+
 func (s scrubStore) SetRest(ctx context.Context, r state.Rest) error {
 	r.Reason = s.set.Scrub(r.Reason)
 	return s.Store.SetRest(ctx, r)
