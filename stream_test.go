@@ -181,7 +181,8 @@ func TestStreamFailoverBeforeFirstToken(t *testing.T) {
 
 // TestStreamHedgeRacesForTheFirstToken: a first route slow to its first
 // token is raced after the hedge delay; the second route's first token
-// wins, the first is cancelled and not rested.
+// wins, the first is cancelled and logged as a silent loser (it had sent no
+// token), and one such loss rests nothing.
 func TestStreamHedgeRacesForTheFirstToken(t *testing.T) {
 	h := newHarness(t, streamChains)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Answer, Delay: 6 * time.Second})
@@ -199,10 +200,10 @@ func TestStreamHedgeRacesForTheFirstToken(t *testing.T) {
 	var won, lost bool
 	for _, a := range h.recs.forRequest(got.header.Get("X-Request-Id")) {
 		won = won || a.Route == winner && a.Hedge && a.Class.String() == "ok"
-		lost = lost || a.Route == "groq/llama-3.3-70b-versatile" && a.Class.String() == "cancelled"
+		lost = lost || a.Route == "groq/llama-3.3-70b-versatile" && a.Class.String() == "silent_loser"
 	}
 	if !won || !lost {
-		t.Errorf("attempts %+v, want a hedged ok and a cancelled loser", h.recs.forRequest(got.header.Get("X-Request-Id")))
+		t.Errorf("attempts %+v, want a hedged ok and a silent loser", h.recs.forRequest(got.header.Get("X-Request-Id")))
 	}
 	if _, ok := h.rest("groq/llama-3.3-70b-versatile"); ok {
 		t.Error("the loser of the race rests")
@@ -512,3 +513,4 @@ func TestStreamCached(t *testing.T) {
 		t.Errorf("%d calls, want 2: the cut answer, then the one cached", n)
 	}
 }
+
