@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
@@ -389,33 +390,56 @@ func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota
 	go run()
 }
 
-// firstChunk opens a stream and waits for its first chunk with content:
-// for a stream, the attempt timeout is a first-token timeout.
+// firstChunk opens a stream and waits for its first token: the first
+// chunk with content that is not only whitespace, reasoning, or a tool
+// call. For a stream, the attempt timeout is a first-token timeout. What
+// comes before it (the role, usage, keep-alives, whitespace) is no token:
+// the role and the whitespace are carried onto the first token. A stream
+// that ends before any token is an empty answer, even when it sent a
+// finish_reason (issue 10: a bare role, finish_reason and [DONE] used to
+// count as answered, and was logged ok and cached). A finish_reason seen
+// before the first token is dropped: an answer cannot finish before it
+// starts.
 func firstChunk(ctx context.Context, up Upstream, call provider.Call) (llm.Stream, llm.Chunk, error) {
 	s, err := up.Stream(ctx, call)
 	if err != nil {
 		return nil, llm.Chunk{}, err
 	}
-	var role string
+	var role, lead string
 	for {
 		c, err := s.Next()
 		if err != nil {
 			s.Close()
 			if err == io.EOF {
-				err = &failure.UpstreamError{Status: http.StatusOK, Err: failure.ErrEmptyAnswer}
+				err = &failure.UpstreamError{Status: http.StatusOK, Header: s.Header(), Err: failure.ErrEmptyAnswer}
 			}
 			return nil, llm.Chunk{}, err
 		}
 		if c.Role != "" {
 			role = c.Role
 		}
-		if c.Content != "" || c.Reasoning != "" || len(c.ToolCalls) > 0 || c.FinishReason != "" {
-			if c.Role == "" {
-				c.Role = role
+		if !isToken(c) {
+			if len(lead) < maxLead {
+				lead += c.Content
 			}
-			return s, c, nil
+			continue
 		}
+		if c.Role == "" {
+			c.Role = role
+		}
+		c.Content = lead + c.Content
+		return s, c, nil
 	}
+}
+
+// maxLead bounds the whitespace held back before a first token: a stream
+// that sends nothing but blanks must not grow memory until its timeout.
+const maxLead = 1 << 10
+
+// isToken reports whether a chunk carries any of the answer: text that is
+// not only whitespace, reasoning, or a tool call.
+func isToken(c llm.Chunk) bool {
+	return c.Reasoning != "" || len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != ""
 }
 
 // judge decides what an attempt's failure was. The context's cause comes
