@@ -497,7 +497,7 @@ func TestMetrics(t *testing.T) {
 	for _, c := range h.plan.ChainOrder {
 		allowed[c] = true
 	}
-	for c := failure.OK; c <= failure.Cancelled; c++ {
+	for c := failure.OK; c < failure.NumClasses; c++ {
 		allowed[c.String()] = true
 	}
 	for _, v := range []string{"answered", "cached", "fallback", "failed", "rejected", "cancelled", "message", "search", "error",

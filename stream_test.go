@@ -3,6 +3,7 @@ package tollfree_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -181,7 +182,8 @@ func TestStreamFailoverBeforeFirstToken(t *testing.T) {
 
 // TestStreamHedgeRacesForTheFirstToken: a first route slow to its first
 // token is raced after the hedge delay; the second route's first token
-// wins, the first is cancelled and not rested.
+// wins, the first is cancelled and logged as a silent loser (it had sent no
+// token), and one such loss rests nothing.
 func TestStreamHedgeRacesForTheFirstToken(t *testing.T) {
 	h := newHarness(t, streamChains)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Answer, Delay: 6 * time.Second})
@@ -199,10 +201,10 @@ func TestStreamHedgeRacesForTheFirstToken(t *testing.T) {
 	var won, lost bool
 	for _, a := range h.recs.forRequest(got.header.Get("X-Request-Id")) {
 		won = won || a.Route == winner && a.Hedge && a.Class.String() == "ok"
-		lost = lost || a.Route == "groq/llama-3.3-70b-versatile" && a.Class.String() == "cancelled"
+		lost = lost || a.Route == "groq/llama-3.3-70b-versatile" && a.Class.String() == "silent_loser"
 	}
 	if !won || !lost {
-		t.Errorf("attempts %+v, want a hedged ok and a cancelled loser", h.recs.forRequest(got.header.Get("X-Request-Id")))
+		t.Errorf("attempts %+v, want a hedged ok and a silent loser", h.recs.forRequest(got.header.Get("X-Request-Id")))
 	}
 	if _, ok := h.rest("groq/llama-3.3-70b-versatile"); ok {
 		t.Error("the loser of the race rests")
@@ -511,4 +513,98 @@ func TestStreamCached(t *testing.T) {
 	if n := h.emu.Calls("groq", "llama-3.3-70b-versatile"); n != 2 {
 		t.Errorf("%d calls, want 2: the cut answer, then the one cached", n)
 	}
+}
+
+// TestStreamEmptyAnswerFailsOver (issue 10, item 7): a stream that sends
+// its role, a finish_reason and [DONE] with no content is an empty answer,
+// not a finished one: the caller gets the next route's answer, the empty
+// route rests 30 s, and the same request asked again with the cache on is
+// never answered empty from the cache. A whole (non-streamed) empty answer
+// is treated alike.
+func TestStreamEmptyAnswerFailsOver(t *testing.T) {
+	const empty, next = "groq/llama-3.3-70b-versatile", "cerebras/gpt-oss-120b"
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			h := newHarness(t, cachedChain)
+			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Empty})
+			body := []byte(`{"model":"site","messages":[{"role":"user","content":"What does tollfree do?"}]}`)
+			if stream {
+				body = streamBody("site", false)
+			}
+			answer := func(r reply) string {
+				if stream {
+					content, _, _ := streamed(t, r.body)
+					return content
+				}
+				return r.content(t)
+			}
+			got := h.post("/v1/chat/completions", "application/json", body)
+			if stream {
+				want := wantStream(got.header.Get("X-Request-Id"), t0, next, words(defaultAnswer(next)), false, nil)
+				if string(got.body) != want {
+					t.Fatalf("status %d, body:\n%s\nwant:\n%s", got.status, got.body, want)
+				}
+			} else if got.status != 200 || answer(got) != defaultAnswer(next) {
+				t.Fatalf("status %d, body %s, want %s's answer", got.status, got.body, next)
+			}
+			var classes []string
+			for _, a := range h.recs.forRequest(got.header.Get("X-Request-Id")) {
+				classes = append(classes, a.Route+" "+a.Class.String())
+			}
+			if got, want := strings.Join(classes, ", "), empty+" empty, "+next+" ok"; got != want {
+				t.Errorf("attempts: %s, want %s", got, want)
+			}
+			if r, ok := h.rest(empty); !ok || r.Class != "empty" || !r.Until.Equal(t0.Add(30*time.Second)) {
+				t.Errorf("rest = %+v (found %v), want empty until t0+30s", r, ok)
+			}
+			h.clk.Advance(31 * time.Second) // the empty route's rest is over
+			again := h.post("/v1/chat/completions", "application/json", body)
+			if c := answer(again); again.status != 200 || c != defaultAnswer(next) || again.header.Get("X-Tollfree-Cache") != "hit" {
+				t.Errorf("asked again: status %d, X-Tollfree-Cache %q, content %q; want %s's answer from the cache",
+					again.status, again.header.Get("X-Tollfree-Cache"), c, next)
+			}
+		})
+	}
+}
+
+// TestStreamReasoningOnlyIsEmpty: reasoning is a first token, but a stream
+// that ends with reasoning and no content is empty: the route rests, and
+// the request is answered afresh by the next route (there is no answer
+// text to continue, so any route will do); where no route is left, the
+// stream ends with an error event, never [DONE].
+func TestStreamReasoningOnlyIsEmpty(t *testing.T) {
+	t.Run("the next route answers", func(t *testing.T) {
+		h := newHarness(t, streamChains)
+		h.emu.Script("groq", "openai/gpt-oss-120b", emulator.Step{Kind: emulator.Empty, Reasoning: "let me think "})
+		got := h.post("/v1/chat/completions", "application/json", streamBody("think", false))
+		content, reasoning, finishes := streamed(t, got.body)
+		const next = "groq/llama-3.3-70b-versatile"
+		if got.status != 200 || content != defaultAnswer(next) || reasoning != "let me think " || strings.Join(finishes, ",") != "stop" ||
+			!strings.HasSuffix(string(got.body), "data: [DONE]\n\n") {
+			t.Fatalf("status %d: content %q, reasoning %q, finishes %v; body:\n%s", got.status, content, reasoning, finishes, got.body)
+		}
+		var parts []string
+		for _, a := range h.recs.forRequest(got.header.Get("X-Request-Id")) {
+			parts = append(parts, fmt.Sprintf("%s %s part %d", a.Route, a.Class, a.Part))
+		}
+		if got, want := strings.Join(parts, ", "), "groq/openai/gpt-oss-120b empty part 0, "+next+" ok part 1"; got != want {
+			t.Errorf("attempts: %s, want %s", got, want)
+		}
+		if r, ok := h.rest("groq/openai/gpt-oss-120b"); !ok || r.Class != "empty" {
+			t.Errorf("rest = %+v (found %v), want an empty rest", r, ok)
+		}
+	})
+	t.Run("no route is left", func(t *testing.T) {
+		h := newHarness(t, streamChains)
+		h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Empty, Reasoning: "let me think "})
+		c := h.openStream(streamBody("cached", false))
+		body, err := c.rest()
+		if err == nil || strings.Contains(string(body), "[DONE]") || strings.Contains(string(body), `"finish_reason":"stop"`) ||
+			!strings.Contains(string(body), "broke off (empty") {
+			t.Fatalf("read error %v; body:\n%s\nwant an error event and an aborted response", err, body)
+		}
+		if r, ok := h.rest("groq/llama-3.3-70b-versatile"); !ok || r.Class != "empty" {
+			t.Errorf("rest = %+v (found %v), want an empty rest", r, ok)
+		}
+	})
 }

@@ -85,7 +85,8 @@ func New(o Options) *Cache {
 var ErrNilEntry = errors.New("cache: fn returned a nil entry and no error")
 
 // Get returns the entry stored under k. A backend failure or an entry that
-// will not decode is a miss, reported to Options.OnError, never a failure.
+// will not decode is a miss, reported to Options.OnError, never a failure;
+// an empty entry (Entry.Empty) is a miss too.
 func (c *Cache) Get(ctx context.Context, k Key) (*Entry, bool) {
 	b, ok, err := c.backend.Get(ctx, k)
 	if err != nil {
@@ -100,6 +101,11 @@ func (c *Cache) Get(ctx context.Context, k Key) (*Entry, bool) {
 		c.report(fmt.Errorf("cache: get %s: %w", k, err))
 		return nil, false
 	}
+	if e.Empty() {
+		// Stored before empty answers were refused (a disk cache outlives
+		// the process): a miss, so that a route answers.
+		return nil, false
+	}
 	return e, true
 }
 
@@ -112,10 +118,12 @@ func (c *Cache) Get(ctx context.Context, k Key) (*Entry, bool) {
 // its own ctx ends, returning an error that wraps context.Cause(ctx),
 // without cancelling the call for the others.
 //
-// When fn returns an entry with cacheable true and a nil error, and ttl > 0,
-// the entry is stored for ttl before any waiter returns, so a Do that starts
-// after one returned is a hit (a store failure goes to OnError). Errors, and answers fn calls not cacheable
-// (fallbacks, partial answers), are handed to the waiters but never stored.
+// When fn returns a non-empty entry (see Entry.Empty) with cacheable true
+// and a nil error, and ttl > 0, the entry is stored for ttl before any
+// waiter returns, so a Do that starts after one returned is a hit (a store
+// failure goes to OnError). Errors, empty entries, and answers fn calls not
+// cacheable (fallbacks, partial answers), are handed to the waiters but
+// never stored.
 // Every caller gets its own copy of the Entry struct; ToolCalls is shared
 // and must not be modified. A panic in fn becomes an error for every waiter.
 func (c *Cache) Do(ctx context.Context, k Key, ttl time.Duration, fn func(ctx context.Context) (*Entry, bool, error)) (e *Entry, hit bool, shared bool, err error) {
@@ -204,7 +212,13 @@ func invoke(ctx context.Context, fn func(context.Context) (*Entry, bool, error))
 	return fn(ctx)
 }
 
+// store encodes e and stores it, unless it is empty: an answer with no
+// text and no tool call is a failure, and a cached one would be served
+// again for the whole ttl, surviving restarts on disk (issue 10).
 func (c *Cache) store(ctx context.Context, k Key, e *Entry, ttl time.Duration) {
+	if e.Empty() {
+		return
+	}
 	b, err := e.MarshalBinary()
 	if err == nil {
 		err = c.backend.Set(ctx, k, b, ttl)
@@ -234,7 +248,8 @@ func (c *Cache) Close() {
 }
 
 // Set stores e under k for ttl, for answers assembled outside Do (a streamed
-// answer that ended cleanly). Backend errors go to OnError.
+// answer that ended cleanly). An empty entry is not stored. Backend errors
+// go to OnError.
 func (c *Cache) Set(ctx context.Context, k Key, e *Entry, ttl time.Duration) {
 	if e == nil || ttl <= 0 {
 		return

@@ -33,6 +33,41 @@ func answer(content string) func(context.Context) (*Entry, bool, error) {
 	}
 }
 
+// TestEmptyAnswersNeverCached (issue 10): an answer with nothing in it
+// (blank content, no tool call; reasoning alone is no answer) is handed to
+// the caller but never stored, by Do or Set, and one already stored (a disk
+// cache written by an older build) is a miss.
+func TestEmptyAnswersNeverCached(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range []Entry{{}, {Content: " \n\t"}, {Reasoning: "thinking", FinishReason: "stop"}} {
+		c, _, _ := newTestCache(t)
+		k := testKey(1)
+		got, _, _, err := c.Do(ctx, k, time.Hour, func(context.Context) (*Entry, bool, error) { x := e; return &x, true, nil })
+		if err != nil || got.Content != e.Content {
+			t.Fatalf("Do(%+v) = %+v, %v; want the entry handed back", e, got, err)
+		}
+		if _, hit := c.Get(ctx, k); hit {
+			t.Errorf("Do stored the empty entry %+v", e)
+		}
+		c.Set(ctx, k, &e, time.Hour)
+		if _, hit := c.Get(ctx, k); hit {
+			t.Errorf("Set stored the empty entry %+v", e)
+		}
+		b, _ := e.MarshalBinary()
+		if err := c.backend.Set(ctx, k, b, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, hit := c.Get(ctx, k); hit {
+			t.Errorf("an empty entry already stored is a hit: %+v", e)
+		}
+	}
+	for _, e := range []Entry{{Content: "ok"}, {ToolCalls: []byte(`[{"id":"1"}]`)}} {
+		if e.Empty() {
+			t.Errorf("Empty(%+v) = true, want false: it is an answer", e)
+		}
+	}
+}
+
 func TestDoMissThenHit(t *testing.T) {
 	c, clk, _ := newTestCache(t)
 	ctx := context.Background()

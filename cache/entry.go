@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tollfree/tollfree/llm"
@@ -27,6 +28,13 @@ type Entry struct {
 	// Created is when the answer was made. Cache.Do sets it from its clock
 	// when fn leaves it zero.
 	Created time.Time
+}
+
+// Empty reports whether e holds no answer: no content but whitespace, and
+// no tool call. Reasoning alone is no answer. The cache never stores an
+// empty entry.
+func (e *Entry) Empty() bool {
+	return len(e.ToolCalls) == 0 && strings.TrimSpace(e.Content) == ""
 }
 
 // entryVersion is the first byte of every encoded Entry. A new layout takes

@@ -51,6 +51,7 @@ type Row struct {
 	OK    int `json:"ok"`
 	// Failovers counts the attempts that sent their request on to the next
 	// route: every failure except cancelled (a lost hedge or a caller gone),
+	// silent_loser (a hedge lost in silence: another route had answered),
 	// bad_request and refused (those answer the caller with the provider's
 	// reason; refused fails over only in a chain that allows it, which the
 	// log does not say).
@@ -105,7 +106,7 @@ func (s *Stats) Add(r *Record) {
 	case "ok":
 		a.OK++
 		a.lat.add(r.LatencyMS)
-	case "cancelled", "bad_request", "refused":
+	case "cancelled", "silent_loser", "bad_request", "refused":
 	default:
 		a.Failovers++
 	}

@@ -77,10 +77,10 @@ func (r *report) RecordAttempt(a *route.Attempt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if a.RestKey != "" {
-		r.tally.rests[a.Class.String()]++
+		r.tally.rests[a.Class.RestClass().String()]++
 	}
 	if label, ok := r.finished[a.RequestID]; ok {
-		if line, ok := r.awaiting[a.RequestID]; ok && !a.Hedge && a.Class == failure.Cancelled {
+		if line, ok := r.awaiting[a.RequestID]; ok && !a.Hedge && lostRace(a.Class) {
 			delete(r.awaiting, a.RequestID)
 			io.WriteString(r.out, line+" (raced "+r.attemptText(a)+")\n")
 			return
@@ -158,7 +158,7 @@ func (r *report) finish(o outcome) {
 		}
 		switch {
 		case a == winner:
-		case winner != nil && winner.Hedge && !a.Hedge && a.Class == failure.Cancelled && raced == nil:
+		case winner != nil && winner.Hedge && !a.Hedge && lostRace(a.Class) && raced == nil:
 			raced = a
 		default:
 			before = append(before, r.attemptText(a))
@@ -251,6 +251,10 @@ func (r *report) note(s string) {
 	fmt.Fprintf(r.out, "%s %s\n", r.stamp(), s)
 }
 
+// lostRace reports whether an attempt of class c may be the loser of a
+// race: cancelled, having started to answer or not.
+func lostRace(c failure.Class) bool { return c == failure.Cancelled || c == failure.SilentLoser }
+
 // attemptText says what one failed attempt did: "gemini/gemini-2.5-flash-lite:
 // overloaded, resting 30s". It runs with r.mu held.
 func (r *report) attemptText(a *route.Attempt) string {
@@ -258,8 +262,10 @@ func (r *report) attemptText(a *route.Attempt) string {
 	switch a.Class {
 	case failure.Timeout:
 		s += " after " + round(a.Latency).String()
-	case failure.Cancelled:
+	case failure.SilentLoser:
 		s = a.Route + ": silent for " + round(a.Latency).String() + ", cancelled"
+	case failure.Cancelled:
+		s = a.Route + ": cancelled after " + round(a.Latency).String()
 	}
 	if a.RestKey != "" && !a.RestUntil.IsZero() {
 		what := "resting"

@@ -20,8 +20,16 @@ const (
 	TooLarge                 // the request does not fit this route (413, context length)
 	Overloaded               // 5xx, "high demand", connection refused or reset, a cut stream
 	Timeout                  // no answer, or a stream gone silent, within its limit
-	Cancelled                // the caller went away, or a hedge lost
+	Cancelled                // the caller went away, or a hedge loser that had started answering
+	// SilentLoser is a hedge loser that had sent nothing by the time it
+	// lost. It rests nothing by itself; the router counts it as a strike,
+	// and strikes in a row rest the route as Timeout (see RestClass).
+	SilentLoser
 )
+
+// NumClasses is the number of classes: every Class is below it. Arrays
+// indexed by Class are [NumClasses]T.
+const NumClasses = SilentLoser + 1
 
 // String returns the class's label ("rate_day"), or "unknown" for a value
 // outside the set.
@@ -55,13 +63,15 @@ func (c Class) String() string {
 		return "timeout"
 	case Cancelled:
 		return "cancelled"
+	case SilentLoser:
+		return "silent_loser"
 	}
 	return "unknown"
 }
 
 // ParseClass returns the class whose String is s.
 func ParseClass(s string) (Class, bool) {
-	for c := OK; c <= Cancelled; c++ {
+	for c := OK; c < NumClasses; c++ {
 		if c.String() == s {
 			return c, true
 		}
@@ -69,14 +79,26 @@ func ParseClass(s string) (Class, bool) {
 	return OK, false
 }
 
-// Rests reports whether a failure of class c rests anything. OK, BadRequest,
-// Unsupported, Refused, TooLarge and Cancelled stay with their request.
+// Rests reports whether a failure of class c rests anything by itself. OK,
+// BadRequest, Unsupported, Refused, TooLarge and Cancelled stay with their
+// request; SilentLoser rests only as a strike in a row (DESIGN.md: "2 in a
+// row rest it as timeout"), and then with its RestClass.
 func (c Class) Rests() bool {
 	switch c {
-	case OK, BadRequest, Unsupported, Refused, TooLarge, Cancelled:
+	case OK, BadRequest, Unsupported, Refused, TooLarge, Cancelled, SilentLoser:
 		return false
 	}
-	return c <= Cancelled
+	return c < NumClasses
+}
+
+// RestClass is the class a rest caused by an attempt of class c carries:
+// Timeout for SilentLoser (silence that keeps losing races is a route that
+// does not answer in time), c itself otherwise.
+func (c Class) RestClass() Class {
+	if c == SilentLoser {
+		return Timeout
+	}
+	return c
 }
 
 // Scope is what a failure rests: nothing beyond this request, the route, or

@@ -428,7 +428,7 @@ func TestUpstreamErrorText(t *testing.T) {
 }
 
 func TestClassNames(t *testing.T) {
-	want := []string{"ok", "empty", "rate_minute", "rate_day", "auth", "gone", "bad_config", "bad_request", "unsupported", "refused", "too_large", "overloaded", "timeout", "cancelled"}
+	want := []string{"ok", "empty", "rate_minute", "rate_day", "auth", "gone", "bad_config", "bad_request", "unsupported", "refused", "too_large", "overloaded", "timeout", "cancelled", "silent_loser"}
 	for i, name := range want {
 		c := Class(i)
 		if got := c.String(); got != name {

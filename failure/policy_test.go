@@ -55,6 +55,9 @@ func TestRest(t *testing.T) {
 		{"refused", def, Verdict{Class: Refused, Scope: ScopeRequest}, 1, nil, -1, ScopeRequest},
 		{"too large", def, Verdict{Class: TooLarge, Scope: ScopeRequest, RetryAfter: time.Hour}, 1, nil, -1, ScopeRequest},
 		{"cancelled", def, Verdict{Class: Cancelled}, 5, nil, -1, ScopeRequest},
+		// A silent loser rests only as a strike, with its RestClass (below).
+		{"silent loser", def, Verdict{Class: SilentLoser, Scope: ScopeRoute}, 5, nil, -1, ScopeRequest},
+		{"silent loser's strike rest", def, Verdict{Class: SilentLoser.RestClass(), Scope: ScopeRoute}, 1, nil, 30 * time.Second, ScopeRoute},
 
 		{"minute unknown wait", def, Verdict{Class: RateMinute, Scope: ScopeRoute}, 1, nil, 20 * time.Second, ScopeRoute},
 		{"minute clamped up", def, Verdict{Class: RateMinute, Scope: ScopeRoute, RetryAfter: 2 * time.Second}, 1, nil, 20 * time.Second, ScopeRoute},

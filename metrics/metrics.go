@@ -50,7 +50,7 @@ type Metrics struct {
 	// routes and chains are built by New and only read afterwards.
 	routes map[string]*routeSet
 	chains map[string]*chainSet
-	rests  map[string]*[failure.Cancelled + 1]prometheus.Counter
+	rests  map[string]*[failure.NumClasses]prometheus.Counter
 	other  *chainSet // for chains outside the plan
 
 	scrape sync.Mutex // one scrape at a time sets the state gauges
@@ -63,7 +63,7 @@ type Metrics struct {
 }
 
 type routeSet struct {
-	attempts  [failure.Cancelled + 1]prometheus.Counter
+	attempts  [failure.NumClasses]prometheus.Counter
 	latency   prometheus.Observer
 	tokensIn  prometheus.Counter
 	tokensOut prometheus.Counter
@@ -88,7 +88,7 @@ func New(o Options) *Metrics {
 		reg: prometheus.NewRegistry(), status: o.Status,
 		routes: make(map[string]*routeSet, len(o.Plan.Routes)),
 		chains: make(map[string]*chainSet, len(o.Plan.Chains)),
-		rests:  make(map[string]*[failure.Cancelled + 1]prometheus.Counter),
+		rests:  make(map[string]*[failure.NumClasses]prometheus.Counter),
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameRequests,
 		Help: "Requests by chain and outcome (answered, cached, fallback, failed, rejected, cancelled)."}, []string{LabelChain, LabelOutcome})
@@ -139,8 +139,8 @@ func New(o Options) *Metrics {
 		if m.rests[key] != nil {
 			return
 		}
-		var cs [failure.Cancelled + 1]prometheus.Counter
-		for c := failure.OK; c <= failure.Cancelled; c++ {
+		var cs [failure.NumClasses]prometheus.Counter
+		for c := failure.OK; c < failure.NumClasses; c++ {
 			if c.Rests() {
 				cs[c] = rests.WithLabelValues(key, c.String())
 			}
@@ -150,7 +150,7 @@ func New(o Options) *Metrics {
 	for _, id := range o.Plan.RouteOrder {
 		rs := &routeSet{latency: attDur.WithLabelValues(id),
 			tokensIn: tokens.WithLabelValues(id, DirectionIn), tokensOut: tokens.WithLabelValues(id, DirectionOut)}
-		for c := failure.OK; c <= failure.Cancelled; c++ {
+		for c := failure.OK; c < failure.NumClasses; c++ {
 			rs.attempts[c] = attempts.WithLabelValues(id, c.String())
 		}
 		m.routes[id] = rs
@@ -168,7 +168,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // plan are not counted.
 func (m *Metrics) RecordAttempt(a *route.Attempt) {
 	rs := m.routes[a.Route]
-	if rs == nil || a.Class > failure.Cancelled {
+	if rs == nil || a.Class >= failure.NumClasses {
 		return
 	}
 	rs.attempts[a.Class].Inc()
@@ -182,8 +182,9 @@ func (m *Metrics) RecordAttempt(a *route.Attempt) {
 		}
 	}
 	if a.RestKey != "" {
-		if cs := m.rests[a.RestKey]; cs != nil && cs[a.Class] != nil {
-			cs[a.Class].Inc()
+		// A silent loser's strike rests as a timeout: count it so.
+		if cs := m.rests[a.RestKey]; cs != nil && cs[a.Class.RestClass()] != nil {
+			cs[a.Class.RestClass()].Inc()
 		}
 	}
 }

@@ -112,7 +112,15 @@ type Router struct {
 type routeStats struct {
 	ewmaMS float64 // decaying average latency of ok attempts
 	streak int     // failures in a row
+	silent int     // hedge races lost in silence since the route last answered
 }
+
+// silentStrikes is how many hedge races in a row a route may lose in
+// silence before it rests as a timeout (DESIGN.md: "2 in a row rest it as
+// timeout"). A route that hangs on every call but always loses the race
+// would otherwise never rest, and every request would wait the hedge delay
+// for it. The count is per instance, like the failure streak.
+const silentStrikes = 2
 
 // New returns a Router.
 func New(o Options) (*Router, error) {
@@ -218,12 +226,42 @@ func (r *Router) observe(id string, ok bool, latency time.Duration) int {
 		r.stats[id] = s
 	}
 	if ok {
-		s.streak = 0
+		s.streak, s.silent = 0, 0
 		s.addLatency(latency)
 		return 0
 	}
 	s.streak++
 	return s.streak
+}
+
+// strike counts a race the route lost in silence and returns how many it
+// has lost so in a row, this one included. At silentStrikes the count
+// starts again: the rest it causes is the consequence, and a route back
+// from its rest gets a fresh count.
+func (r *Router) strike(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats[id]
+	if s == nil {
+		s = &routeStats{}
+		r.stats[id] = s
+	}
+	s.silent++
+	n := s.silent
+	if n >= silentStrikes {
+		s.silent = 0
+	}
+	return n
+}
+
+// unstrike clears a route's silent losses: it lost a race having started
+// to answer, so it does not hang.
+func (r *Router) unstrike(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.stats[id]; s != nil {
+		s.silent = 0
+	}
 }
 
 // observeSlow feeds a lower bound of a route's latency: a hedge loser had

@@ -33,6 +33,15 @@ var errStalled = errors.New("the stream went silent")
 // continuations included: a stream still running at the deadline ends with
 // a *BrokenError of class timeout (issue 10: a token every 0.9 s held a
 // stream with a 6 s deadline for 17 s).
+//
+// An answer that ends with no content and no tool call is empty (the
+// failure.Empty outcome: the route rests), never a finished one. Before
+// the first token the walk fails over (see firstChunk). Reasoning is a
+// first token, so that the first-token timeout measures a thinking model
+// by its first thought; a stream that then ends with reasoning only is
+// empty after its first token: the request is taken up afresh by the next
+// eligible route (any route: there is no answer text to continue), and
+// ends with a *BrokenError of class empty when none can.
 func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request) (*RoutedStream, error) {
 	w, err := r.newWalk(ctx, chain, id, req, true)
 	if err != nil {
@@ -80,8 +89,11 @@ type RoutedStream struct {
 	text    strings.Builder // the answer so far, every part
 	parts   int             // parts before the current one
 	tried   map[*config.Route]bool
-	part    partUsage   // the current part
-	done    []partUsage // the parts before it
+	// answered is set by the first content that is not only whitespace,
+	// or tool call, of any part: an answer without one is empty.
+	answered bool
+	part     partUsage   // the current part
+	done     []partUsage // the parts before it
 
 	last atomic.Int64 // when the stream last spoke, unix nanoseconds
 
@@ -131,20 +143,22 @@ func (s *RoutedStream) Next() (llm.Chunk, error) {
 	if s.pending != nil {
 		c := *s.pending
 		s.pending = nil
-		s.track(c)
+		c = s.track(c)
 		s.armIdle()
 		return c, nil
 	}
 	c, err := s.o.stream.Next()
 	if err == nil {
 		s.armIdle()
-		s.track(c)
-		return c, nil
+		return s.track(c), nil
 	}
 	s.stopIdle()
 	if err == io.EOF {
-		s.end(true)
-		return llm.Chunk{}, io.EOF
+		if s.answered {
+			s.end(true)
+			return llm.Chunk{}, io.EOF
+		}
+		err = &failure.UpstreamError{Status: http.StatusOK, Header: s.o.stream.Header(), Err: failure.ErrEmptyAnswer}
 	}
 	v := s.judge(err)
 	s.o.stream.Close()
@@ -165,14 +179,16 @@ func (s *RoutedStream) Next() (llm.Chunk, error) {
 		return llm.Chunk{}, broken
 	}
 	first.Role = ""
-	s.track(first)
+	first = s.track(first)
 	s.armIdle()
 	return first, nil
 }
 
 // judge decides what broke a stream that had started: the idle timer
 // first, then a caller that went away, then the error itself. A break the
-// classifier would call ok or empty is the route's fault all the same.
+// classifier would call ok, or empty for a malformed event, is a cut, the
+// route's fault all the same; an answer that ended with nothing in it is
+// empty.
 func (s *RoutedStream) judge(err error) failure.Verdict {
 	if s.o.ctx.Err() != nil {
 		if s.w.parent.Err() != nil {
@@ -188,18 +204,29 @@ func (s *RoutedStream) judge(err error) failure.Verdict {
 		}
 	}
 	v := failure.Classify(err, s.w.r.clock.Now())
-	if v.Class == failure.OK || v.Class == failure.Empty {
+	if v.Class == failure.OK || v.Class == failure.Empty && !errors.Is(err, failure.ErrEmptyAnswer) {
 		v.Class, v.Scope = failure.Overloaded, failure.ScopeRoute
 	}
 	return v
 }
 
-func (s *RoutedStream) track(c llm.Chunk) {
+// track notes what a chunk adds to the answer and returns it as the caller
+// gets it: a finish_reason before any answer (after reasoning alone) is
+// held back, since the answer cannot have finished before it started; the
+// end of the stream then decides (Next: empty).
+func (s *RoutedStream) track(c llm.Chunk) llm.Chunk {
+	if !s.answered && (len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != "") {
+		s.answered = true
+	}
+	if !s.answered {
+		c.FinishReason = ""
+	}
 	s.text.WriteString(c.Content)
 	s.part.bytes += len(c.Content) + len(c.Reasoning)
 	if c.Usage != nil {
 		s.part.usage, s.part.known = *c.Usage, true
 	}
+	return c
 }
 
 // Usage returns the answer's usage over all its parts: the first part's
@@ -324,25 +351,30 @@ func (s *RoutedStream) stopDeadline() {
 
 // continueOn asks the next eligible route that can continue a partial
 // answer to finish it: the conversation with the answer so far as a
-// trailing assistant message marked Prefix. It returns that route's first
-// chunk. A route that refuses or fails is settled like any attempt and the
-// next one is tried; none of their errors reaches the caller.
+// trailing assistant message marked Prefix. Before any answer text (only
+// reasoning, or blanks, came) there is nothing to continue: any eligible
+// route not tried yet answers the request afresh. It returns that route's
+// first chunk. A route that refuses or fails is settled like any attempt
+// and the next one is tried; none of their errors reaches the caller.
 func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 	w := s.w
-	base := *w.req
-	base.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: s.text.String(), Prefix: true})
-	est := quota.Estimate(&base)
+	base, est, fresh := w.req, w.est, !s.answered
+	if !fresh {
+		cont := *w.req
+		cont.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: s.text.String(), Prefix: true})
+		base, est = &cont, quota.Estimate(&cont)
+	}
 	for _, rt := range w.order {
 		if s.pastDeadline() {
 			return llm.Chunk{}, false
 		}
-		if !rt.CanContinue || s.tried[rt] {
+		if !fresh && !rt.CanContinue || s.tried[rt] {
 			continue
 		}
 		if _, skip := w.ineligible(rt); skip {
 			continue
 		}
-		req, cut, fits := fit(&base, est, rt, w.ch)
+		req, cut, fits := fit(base, est, rt, w.ch)
 		if !fits {
 			continue
 		}

@@ -132,3 +132,38 @@ func TestStreamContinuedUsage(t *testing.T) {
 		t.Errorf("attempts %+v, want the cut part and the continuation with its own usage", rec.a)
 	}
 }
+
+// TestFirstChunk: the first token is the first content that is not only
+// blanks, reasoning, or a tool call; the role and the blanks before it are
+// carried onto it; a stream that ends before one is empty, whatever
+// finish_reason it sent (issue 10).
+func TestFirstChunk(t *testing.T) {
+	u := &llm.Usage{PromptTokens: 3}
+	tests := []struct {
+		name   string
+		chunks []llm.Chunk
+		want   llm.Chunk // zero: an empty answer
+	}{
+		{"role, finish, end", []llm.Chunk{{Role: "assistant"}, {FinishReason: "stop"}}, llm.Chunk{}},
+		{"finish on the role chunk, usage", []llm.Chunk{{Role: "assistant", FinishReason: "stop"}, {Usage: u}}, llm.Chunk{}},
+		{"blanks only", []llm.Chunk{{Role: "assistant", Content: "\n"}, {Content: "  ", FinishReason: "stop"}}, llm.Chunk{}},
+		{"blanks then text", []llm.Chunk{{Role: "assistant", Content: "\n"}, {Content: " Hi"}}, llm.Chunk{Role: "assistant", Content: "\n Hi"}},
+		{"reasoning", []llm.Chunk{{Role: "assistant"}, {Reasoning: "hmm"}}, llm.Chunk{Role: "assistant", Reasoning: "hmm"}},
+		{"a tool call", []llm.Chunk{{Role: "assistant"}, {ToolCalls: []byte(`[{"index":0}]`)}}, llm.Chunk{Role: "assistant", ToolCalls: []byte(`[{"index":0}]`)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &fakeUp{scripts: map[string]fakeScript{"m": {chunks: tt.chunks, err: io.EOF}}}
+			_, got, err := firstChunk(context.Background(), up, provider.Call{Model: "m"})
+			if tt.want.Role == "" {
+				if v := failure.Classify(err, time.Time{}); v.Class != failure.Empty {
+					t.Fatalf("got %+v, %v (%s); want an empty answer", got, err, v.Class)
+				}
+				return
+			}
+			if err != nil || got.Role != tt.want.Role || got.Content != tt.want.Content || got.Reasoning != tt.want.Reasoning || string(got.ToolCalls) != string(tt.want.ToolCalls) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}

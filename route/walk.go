@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
@@ -19,10 +20,13 @@ import (
 
 // The causes an attempt's context is cancelled with, so that its outcome
 // can be told apart: its own timeout rests the route; the chain's deadline,
-// a lost race and a caller that went away do not.
+// a caller that went away, and another attempt's failure that ended the
+// request do not; a lost race is a strike when the loser had been silent
+// (see silentLoser).
 var (
 	errChainDeadline = errors.New("the chain's deadline was reached")
 	errLostRace      = errors.New("another route answered first")
+	errRequestEnded  = errors.New("another route's failure ended the request")
 )
 
 // walk is one request's way down one chain. It is used by one goroutine,
@@ -43,6 +47,7 @@ type walk struct {
 
 	order      []*config.Route
 	next       int
+	taken      map[*config.Route]bool // started out of order, by a hedge
 	rests      map[string]state.Rest
 	provFailed map[string]bool
 	inflight   map[*config.Route]*outcome
@@ -69,6 +74,7 @@ type outcome struct {
 	hedge  bool
 	part   int
 	cut    string
+	lostAt time.Time // when the walk cancelled it for another's answer
 
 	// set by the attempt's goroutine before it reports
 	resp    *llm.Response
@@ -143,7 +149,7 @@ func (w *walk) run() (*outcome, error) {
 			return nil, fmt.Errorf("route: waiting for a limited route: %w", err)
 		}
 		w.waited += wait
-		w.next, w.skips, w.failures, w.tooLarge, w.unsup = 0, nil, nil, 0, unsupportedTally{}
+		w.next, w.taken, w.skips, w.failures, w.tooLarge, w.unsup = 0, nil, nil, nil, 0, unsupportedTally{}
 		w.provFailed = make(map[string]bool)
 		w.loadRests(w.parent)
 	}
@@ -177,7 +183,7 @@ func (w *walk) round() (*outcome, error) {
 				return o, nil
 			}
 			if err := w.failed(o); err != nil {
-				w.abandon(errLostRace)
+				w.abandon(errRequestEnded)
 				return nil, err
 			}
 		case <-hedgeC:
@@ -203,49 +209,87 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// launchNext starts the next eligible route. For a hedge it starts only a
-// route with plenty of quota, and leaves a scarce one in place for ordinary
+// launchNext starts the next eligible route in order. For a hedge it
+// starts only a route with plenty of quota: when the next in order is
+// scarce, it looks past it (hedgePast) and leaves it in place for ordinary
 // failover. It reports whether it started one.
 func (w *walk) launchNext(hedge bool) bool {
 	for w.next < len(w.order) {
 		rt := w.order[w.next]
+		if w.taken[rt] {
+			w.next++ // a hedge already started it
+			continue
+		}
 		if skip, ok := w.ineligible(rt); ok {
 			w.next++
 			w.skips = append(w.skips, skip)
 			continue
 		}
 		if hedge && !w.hedgeable(rt) {
-			return false
+			return w.hedgePast()
 		}
 		w.next++
-		req, cut, fits := fit(w.req, w.est, rt, w.ch)
-		if !fits {
+		skip, tooLarge, started := w.try(rt, hedge)
+		if started {
+			return true
+		}
+		if tooLarge {
 			w.tooLarge++
-			w.skips = append(w.skips, Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", w.est, rt.MaxContext)})
-			continue
 		}
-		var res *quota.Reservation
-		if w.r.budget != nil {
-			var err error
-			res, err = w.reserve(rt, req)
-			var ex *quota.ExhaustedError
-			if errors.As(err, &ex) {
-				if ex.TooLarge {
-					w.tooLarge++
-					w.skips = append(w.skips, Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"})
-					continue
-				}
-				w.skips = append(w.skips, Skip{Route: rt.ID, Reason: "budget: " + ex.Limit + " spent", Until: ex.Until})
-				continue
-			}
-			if err != nil {
-				w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
-			}
-		}
-		w.launch(rt, req, joinCut(w.kept, cut), res, hedge)
-		return true
+		w.skips = append(w.skips, skip)
 	}
 	return false
+}
+
+// hedgePast starts, as a hedge, the first route after the scarce one at
+// w.next that is eligible, hedgeable and can take the request (issue 10:
+// with [hung, scarce, plentiful] the hedge used to stop at the scarce
+// route and the request waited out the hung one's whole timeout). The
+// routes it passes keep their place: ordinary failover still reaches them
+// in order, and records why it skips any.
+func (w *walk) hedgePast() bool {
+	for _, rt := range w.order[w.next+1:] {
+		if w.taken[rt] {
+			continue
+		}
+		if _, no := w.ineligible(rt); no || !w.hedgeable(rt) {
+			continue
+		}
+		if _, _, started := w.try(rt, true); started {
+			if w.taken == nil {
+				w.taken = make(map[*config.Route]bool, 2)
+			}
+			w.taken[rt] = true
+			return true
+		}
+	}
+	return false
+}
+
+// try fits the request to rt, reserves rt's budget and launches it. When
+// rt cannot take the request it says why, and whether it is too large.
+func (w *walk) try(rt *config.Route, hedge bool) (skip Skip, tooLarge, started bool) {
+	req, cut, fits := fit(w.req, w.est, rt, w.ch)
+	if !fits {
+		return Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", w.est, rt.MaxContext)}, true, false
+	}
+	var res *quota.Reservation
+	if w.r.budget != nil {
+		var err error
+		res, err = w.reserve(rt, req)
+		var ex *quota.ExhaustedError
+		if errors.As(err, &ex) {
+			if ex.TooLarge {
+				return Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, true, false
+			}
+			return Skip{Route: rt.ID, Reason: "budget: " + ex.Limit + " spent", Until: ex.Until}, false, false
+		}
+		if err != nil {
+			w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
+		}
+	}
+	w.launch(rt, req, joinCut(w.kept, cut), res, hedge)
+	return Skip{}, false, true
 }
 
 func (w *walk) reserve(rt *config.Route, req *llm.Request) (*quota.Reservation, error) {
@@ -347,45 +391,76 @@ func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota
 	go run()
 }
 
-// firstChunk opens a stream and waits for its first chunk with content:
-// for a stream, the attempt timeout is a first-token timeout.
+// firstChunk opens a stream and waits for its first token: the first
+// chunk with content that is not only whitespace, reasoning, or a tool
+// call. For a stream, the attempt timeout is a first-token timeout. What
+// comes before it (the role, usage, keep-alives, whitespace) is no token:
+// the role and the whitespace are carried onto the first token. A stream
+// that ends before any token is an empty answer, even when it sent a
+// finish_reason (issue 10: a bare role, finish_reason and [DONE] used to
+// count as answered, and was logged ok and cached). A finish_reason seen
+// before the first token is dropped: an answer cannot finish before it
+// starts.
 func firstChunk(ctx context.Context, up Upstream, call provider.Call) (llm.Stream, llm.Chunk, error) {
 	s, err := up.Stream(ctx, call)
 	if err != nil {
 		return nil, llm.Chunk{}, err
 	}
-	var role string
+	var role, lead string
 	for {
 		c, err := s.Next()
 		if err != nil {
 			s.Close()
 			if err == io.EOF {
-				err = &failure.UpstreamError{Status: http.StatusOK, Err: failure.ErrEmptyAnswer}
+				err = &failure.UpstreamError{Status: http.StatusOK, Header: s.Header(), Err: failure.ErrEmptyAnswer}
 			}
 			return nil, llm.Chunk{}, err
 		}
 		if c.Role != "" {
 			role = c.Role
 		}
-		if c.Content != "" || c.Reasoning != "" || len(c.ToolCalls) > 0 || c.FinishReason != "" {
-			if c.Role == "" {
-				c.Role = role
+		if !isToken(c) {
+			if len(lead) < maxLead {
+				lead += c.Content
 			}
-			return s, c, nil
+			continue
 		}
+		if c.Role == "" {
+			c.Role = role
+		}
+		c.Content = lead + c.Content
+		return s, c, nil
 	}
 }
 
+// maxLead bounds the whitespace held back before a first token: a stream
+// that sends nothing but blanks must not grow memory until its timeout.
+const maxLead = 1 << 10
+
+// isToken reports whether a chunk carries any of the answer: text that is
+// not only whitespace, reasoning, or a tool call.
+func isToken(c llm.Chunk) bool {
+	return c.Reasoning != "" || len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != ""
+}
+
 // judge decides what an attempt's failure was. The context's cause comes
-// first: only the attempt's own timeout is the route's fault.
+// first: only the attempt's own timeout, and silence that lost a race, are
+// the route's fault. A race lost is judged as lost even when the caller
+// left afterwards: a loser is wound down after the answer went out, when
+// the request's context has often ended already.
 func (w *walk) judge(o *outcome) failure.Verdict {
 	now := w.r.clock.Now()
 	if o.ctx.Err() != nil {
 		switch cause := context.Cause(o.ctx); {
-		case w.parent.Err() != nil:
-			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"}
+		case cause == errLostRace && w.silentLoser(o):
+			return failure.Verdict{Class: failure.SilentLoser, Scope: failure.ScopeRoute,
+				Message: "silent for " + o.lostAt.Sub(o.start).String() + " when another route answered"}
 		case cause == errLostRace:
 			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "lost the race to another route"}
+		case cause == errRequestEnded:
+			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "another route's failure ended the request"}
+		case w.parent.Err() != nil:
+			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"}
 		case cause == errChainDeadline:
 			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRequest, Message: "cut by the chain's deadline"}
 		case cause == context.DeadlineExceeded:
@@ -393,6 +468,25 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 		}
 	}
 	return blame(failure.Classify(o.err, now), o.route, w.req)
+}
+
+// silentLoser reports whether an attempt that lost a race had sent nothing
+// by the time it lost (DESIGN.md's "silent loser"), for at least the hedge
+// delay. Nothing sent means no first chunk for a stream (the race is for
+// the first token); for a whole answer, no response at all: the adapters
+// report a call cancelled before the response headers with Status 0, and
+// one cancelled while its body was read with the response's status. The
+// hedge delay is the bar because it is how long the chain lets a route be
+// silent before it calls it slow: a hedge started late that loses to the
+// first route half a second later has not shown it hangs.
+func (w *walk) silentLoser(o *outcome) bool {
+	if o.resp != nil || o.stream != nil || o.lostAt.IsZero() {
+		return false
+	}
+	if !w.stream && statusOf(o.err) != 0 {
+		return false
+	}
+	return o.lostAt.Sub(o.start) >= w.ch.HedgeDelay
 }
 
 // failed settles a failed attempt and decides what the walk does next. It
@@ -428,29 +522,22 @@ func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
 		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
 	}
 	ctx := w.background()
-	if v.Class == failure.Cancelled && context.Cause(o.ctx) == errLostRace {
-		r.observeSlow(rt.ID, a.Latency)
-	}
-	if v.Class != failure.Cancelled && v.Scope != failure.ScopeRequest {
-		streak := r.observe(rt.ID, false, 0)
-		until, scope := r.plan.Rest.Rest(v, now, streak, func(t time.Time) time.Time { return quota.NextReset(rt.Reset, t) })
-		if !until.IsZero() {
-			key := rt.ID
-			if scope == failure.ScopeProvider {
-				key = ProviderKey(rt.Provider.Name)
+	rv := v // what a rest follows
+	if context.Cause(o.ctx) == errLostRace {
+		switch v.Class {
+		case failure.SilentLoser:
+			r.observeSlow(rt.ID, a.Latency)
+			if n := r.strike(rt.ID); n >= silentStrikes {
+				rv = failure.Verdict{Class: failure.SilentLoser.RestClass(), Scope: failure.ScopeRoute,
+					Message: fmt.Sprintf("silent when another route answered, %d races in a row", n)}
 			}
-			rest := state.Rest{Key: key, Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
-			if err := r.store.SetRest(ctx, rest); err != nil {
-				r.log.Warn("state store: recording a rest failed", "key", key, "err", err)
-			}
-			if w.rests != nil {
-				w.rests[key] = rest
-			}
-			a.RestKey, a.RestUntil = key, until
-			if v.Class == failure.Gone || v.Class == failure.Auth || v.Class == failure.BadConfig {
-				r.log.Error("route taken out of service", "route", rt.ID, "class", v.Class.String(), "rest", key, "until", until, "reason", v.LogText())
-			}
+		case failure.Cancelled:
+			r.observeSlow(rt.ID, a.Latency)
+			r.unstrike(rt.ID) // it had started answering: not hung
 		}
+	}
+	if rv.Class != failure.Cancelled && rv.Class != failure.SilentLoser && rv.Scope != failure.ScopeRequest {
+		w.rest(o, rv, a, now)
 	}
 	if r.budget != nil {
 		if o.res != nil {
@@ -465,6 +552,33 @@ func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
 	return a.RestUntil
 }
 
+// rest rests what v says for the attempt o, and notes the rest on its
+// record a.
+func (w *walk) rest(o *outcome, v failure.Verdict, a *Attempt, now time.Time) {
+	r := w.r
+	rt := o.route
+	streak := r.observe(rt.ID, false, 0)
+	until, scope := r.plan.Rest.Rest(v, now, streak, func(t time.Time) time.Time { return quota.NextReset(rt.Reset, t) })
+	if until.IsZero() {
+		return
+	}
+	key := rt.ID
+	if scope == failure.ScopeProvider {
+		key = ProviderKey(rt.Provider.Name)
+	}
+	rest := state.Rest{Key: key, Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
+	if err := r.store.SetRest(w.background(), rest); err != nil {
+		r.log.Warn("state store: recording a rest failed", "key", key, "err", err)
+	}
+	if w.rests != nil {
+		w.rests[key] = rest
+	}
+	a.RestKey, a.RestUntil = key, until
+	if v.Class == failure.Gone || v.Class == failure.Auth || v.Class == failure.BadConfig {
+		r.log.Error("route taken out of service", "route", rt.ID, "class", v.Class.String(), "rest", key, "until", until, "reason", v.LogText())
+	}
+}
+
 // abandon cancels every attempt still in flight and hands their outcomes to
 // a goroutine that records them once they return (their calls still count
 // against the provider's quota).
@@ -473,7 +587,11 @@ func (w *walk) abandon(cause error) {
 		return
 	}
 	n := len(w.inflight)
+	now := w.r.clock.Now()
 	for _, o := range w.inflight {
+		if cause == errLostRace {
+			o.lostAt = now
+		}
 		o.cancel(cause)
 	}
 	w.inflight = make(map[*config.Route]*outcome, 2)

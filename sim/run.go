@@ -212,7 +212,7 @@ func (r *attempts) RecordAttempt(a *route.Attempt) {
 	r.a = append(r.a, *a)
 	t := r.tracks[a.RequestID]
 	r.mu.Unlock()
-	if t != nil && a.Class != failure.OK && a.Class != failure.Cancelled {
+	if t != nil && a.Class != failure.OK && a.Class != failure.Cancelled && a.Class != failure.SilentLoser {
 		r.d.busy(t)
 	}
 	r.d.record()
@@ -268,7 +268,7 @@ func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result,
 	for _, a := range rec.a {
 		switch {
 		case a.Class == failure.OK:
-		case a.Class == failure.Cancelled:
+		case a.Class == failure.Cancelled || a.Class == failure.SilentLoser:
 			r.LoserCalls++
 		case a.Status != http.StatusTooManyRequests:
 			r.FailedCalls++

@@ -9,12 +9,15 @@
 //   - A route's success rate is its answers over its judged attempts: those
 //     that ended ok or with a failure the route caused (a class that rests:
 //     empty, rate_minute, rate_day, auth, gone, bad_config, overloaded,
-//     timeout). A cancelled attempt, a bad request, a refusal, a parameter
-//     the route does not take (unsupported) and a prompt too large for the
-//     route say nothing about its health and are left out.
+//     timeout), or as a silent loser (a hedge race lost having sent
+//     nothing: a route that hangs and always loses must not look healthy).
+//     A cancelled attempt, a bad request, a refusal, a parameter the route
+//     does not take (unsupported) and a prompt too large for the route say
+//     nothing about its health and are left out.
 //   - A route's failover rate is the share of its attempts (cancelled ones
 //     left out) that failed and handed their request on to the next route:
-//     every class but ok, cancelled, bad_request and refused.
+//     every class but ok, cancelled, silent_loser (another route had
+//     already answered), bad_request and refused.
 //   - A chain's request is answered when one of its attempts ends ok. It was
 //     answered by failover when the answering attempt was not the request's
 //     first: another route had already failed for it, or the answer won a
@@ -72,6 +75,7 @@ type routeStats struct {
 	n         uint64 // samples ever written; ring index n % Window
 	attempts  uint64 // every attempt, cancelled included
 	ok        uint64
+	silent    uint64        // silent losers
 	lastClass failure.Class // of the last failure (not ok, not cancelled)
 	lastAt    time.Time
 	lastOK    time.Time
@@ -115,7 +119,7 @@ func New(plan *config.Plan) *Stats {
 // next route.
 func handsOn(c failure.Class) bool {
 	switch c {
-	case failure.OK, failure.Cancelled, failure.BadRequest, failure.Refused:
+	case failure.OK, failure.Cancelled, failure.SilentLoser, failure.BadRequest, failure.Refused:
 		return false
 	}
 	return true
@@ -123,7 +127,7 @@ func handsOn(c failure.Class) bool {
 
 // judged reports whether an attempt of class c counts for the route's
 // success rate.
-func judged(c failure.Class) bool { return c == failure.OK || c.Rests() }
+func judged(c failure.Class) bool { return c == failure.OK || c == failure.SilentLoser || c.Rests() }
 
 func millis(d time.Duration) uint32 {
 	ms := d.Milliseconds()
@@ -151,6 +155,9 @@ func (s *Stats) RecordAttempt(a *route.Attempt) {
 			rs.lastOK = a.Start.Add(a.Latency)
 		case failure.Cancelled:
 		default:
+			if a.Class == failure.SilentLoser {
+				rs.silent++
+			}
 			rs.lastClass, rs.lastAt = a.Class, a.Start.Add(a.Latency)
 		}
 		rs.mu.Unlock()
@@ -228,6 +235,9 @@ type Route struct {
 	// ones).
 	Attempts uint64
 	OK       uint64
+	// SilentLosses counts since the start the hedge races the route lost
+	// having sent nothing (failure.SilentLoser).
+	SilentLosses uint64
 	// Recent is how many attempts the rates are over (at most Window).
 	Recent int
 	// SuccessRate and FailoverRate are fractions in [0, 1]; HasRates is
@@ -270,7 +280,7 @@ func (s *Stats) Route(id string) (Route, bool) {
 	rs.mu.Lock()
 	n := int(min(rs.n, Window))
 	copy(buf[:], rs.ring[:])
-	out := Route{Attempts: rs.attempts, OK: rs.ok, LastError: rs.lastClass, LastErrorAt: rs.lastAt, LastOK: rs.lastOK, Recent: n}
+	out := Route{Attempts: rs.attempts, OK: rs.ok, SilentLosses: rs.silent, LastError: rs.lastClass, LastErrorAt: rs.lastAt, LastOK: rs.lastOK, Recent: n}
 	rs.mu.Unlock()
 	var ms [Window]uint32
 	var ok, judgedN, handed int

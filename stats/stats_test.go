@@ -61,6 +61,29 @@ func TestFailoverAndRates(t *testing.T) {
 	}
 }
 
+// TestSilentLoserIsAFailure: a hedge race lost in silence counts against
+// the route's success rate and shows as its last error, but hands nothing
+// on (another route had answered), and leaves the chain's figures alone.
+func TestSilentLoserIsAFailure(t *testing.T) {
+	s := New(testPlan())
+	at := func(id, rt string, c failure.Class, start, lat time.Duration, hedge bool) {
+		s.RecordAttempt(&route.Attempt{RequestID: id, Chain: "c", Route: rt, Class: c, Start: t0.Add(start), Latency: lat, Hedge: hedge})
+	}
+	at("r1", "p/a", failure.OK, 0, 100*time.Millisecond, false)
+	at("r2", "p/b", failure.OK, 3*time.Second, 300*time.Millisecond, true)
+	at("r2", "p/a", failure.SilentLoser, 0, 3300*time.Millisecond, false)
+	a, _ := s.Route("p/a")
+	if a.Attempts != 2 || a.OK != 1 || a.SilentLosses != 1 || a.SuccessRate != 0.5 || a.FailoverRate != 0 {
+		t.Errorf("route a: %+v, want 2 attempts, 1 ok, 1 silent loss, success 0.5, failover 0", a)
+	}
+	if a.LastError != failure.SilentLoser || !a.LastErrorAt.Equal(t0.Add(3300*time.Millisecond)) {
+		t.Errorf("route a last error %v at %v, want silent_loser at +3.3s", a.LastError, a.LastErrorAt)
+	}
+	if c, _ := s.Chain("c"); c.Answered != 2 || c.Failovers != 1 || c.SuccessRate != 1 {
+		t.Errorf("chain: %+v, want 2 answered, 1 by failover (the hedge), success 1", c)
+	}
+}
+
 func TestPercentiles(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -197,6 +197,9 @@ type Route struct {
 	Figures
 	Attempts uint64 `json:"attempts"`
 	OK       uint64 `json:"ok"`
+	// SilentLosses counts the hedge races the route lost having sent
+	// nothing: failures, each a strike toward a timeout rest.
+	SilentLosses uint64 `json:"silent_losses"`
 	// LastError is the class of the route's last failed attempt, and when.
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
@@ -341,7 +344,7 @@ func (s *Source) figures(r *Route) {
 		return
 	}
 	r.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
-	r.Attempts, r.OK = st.Attempts, st.OK
+	r.Attempts, r.OK, r.SilentLosses = st.Attempts, st.OK, st.SilentLosses
 	if !st.LastErrorAt.IsZero() {
 		r.LastError, r.LastErrorAt = st.LastError.String(), timePtr(st.LastErrorAt)
 	}
