@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
@@ -43,10 +44,13 @@ func openStore(ctx context.Context, plan *config.Plan, log *slog.Logger) (state.
 	health := func() map[string]string {
 		h := rs.Health()
 		since := h.Since.UTC().Format(time.RFC3339)
+		// instances: how many gateways shared Redis when it was last
+		// reached; while it is away, each spends that share of a budget.
+		instances := strconv.Itoa(h.Instances)
 		if h.Connected {
-			return map[string]string{"state": "redis", "state_since": since}
+			return map[string]string{"state": "redis", "state_since": since, "instances": instances}
 		}
-		return map[string]string{"state": "local (redis unreachable: carrying on with local state)", "state_since": since}
+		return map[string]string{"state": "local (redis unreachable: carrying on with local state)", "state_since": since, "instances": instances}
 	}
 	return rs, closeFn, health, nil
 }
