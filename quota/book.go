@@ -34,9 +34,6 @@ type Book struct {
 	learned map[learnKey]learnedLimit
 
 	ledger ledger
-	// observing serializes Observe's read and correction, so that two
-	// responses arriving together do not both add the same correction.
-	observing sync.Mutex
 }
 
 // New returns a Book over o.Store. It panics if o.Store is nil (a

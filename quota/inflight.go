@@ -83,21 +83,28 @@ func (l *ledger) unseen(spends []state.Spend, now time.Time) []int64 {
 	return out
 }
 
-// takeBack plans how to lower sp's window by up to want, from the
-// corrections this Book added to it, newest slot first. It returns the adds
-// (negative amounts, in the slots they were added to); nothing changes until
-// commit.
+// takeBack takes up to want back from the corrections this Book added to
+// sp's window, newest slot first, and returns the adds that do it
+// (negative amounts, in the slots the corrections went to). They leave the
+// ledger at once, so that two corrections running together cannot take the
+// same one back twice; restore puts them back if the store refuses them.
 func (l *ledger) takeBack(sp state.Spend, want int64, now time.Time) []state.Spend {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []state.Spend
 	for slot := sp.Slot; slot > sp.Slot-int64(sp.Slots) && want > 0; slot-- {
-		r, ok := l.raised[slotRef{sp.Key, slot}]
+		k := slotRef{sp.Key, slot}
+		r, ok := l.raised[k]
 		if !ok || r.amount <= 0 || !now.Before(r.expires) {
 			continue
 		}
 		n := min(r.amount, want)
 		want -= n
+		if r.amount -= n; r.amount == 0 {
+			delete(l.raised, k)
+		} else {
+			l.raised[k] = r
+		}
 		back := sp
 		back.Slot, back.Amount, back.Limit = slot, -n, 0
 		out = append(out, back)
@@ -105,9 +112,9 @@ func (l *ledger) takeBack(sp state.Spend, want int64, now time.Time) []state.Spe
 	return out
 }
 
-// commit records adds that Observe made to the store: raises and the
-// taking back of earlier ones. Expired entries go at the same time.
-func (l *ledger) commit(adds []state.Spend, now time.Time) {
+// raise records the raises Observe added to the store. Expired entries go
+// at the same time.
+func (l *ledger) raise(raises []state.Spend, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for k, r := range l.raised {
@@ -115,17 +122,27 @@ func (l *ledger) commit(adds []state.Spend, now time.Time) {
 			delete(l.raised, k)
 		}
 	}
-	for _, sp := range adds {
-		k := slotRef{sp.Key, sp.Slot}
-		r := l.raised[k]
-		r.amount += sp.Amount
-		r.expires = later(r.expires, now.Add(sp.TTL))
-		if r.amount <= 0 {
-			delete(l.raised, k)
-			continue
-		}
-		l.raised[k] = r
+	for _, sp := range raises {
+		l.addLocked(sp, sp.Amount, now)
 	}
+}
+
+// restore puts back what takeBack took, when the store did not take it.
+func (l *ledger) restore(backs []state.Spend, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, sp := range backs {
+		l.addLocked(sp, -sp.Amount, now)
+	}
+}
+
+// addLocked adds n to the raise of sp's slot. l.mu must be held.
+func (l *ledger) addLocked(sp state.Spend, n int64, now time.Time) {
+	k := slotRef{sp.Key, sp.Slot}
+	r := l.raised[k]
+	r.amount += n
+	r.expires = later(r.expires, now.Add(sp.TTL))
+	l.raised[k] = r
 }
 
 func later(a, b time.Time) time.Time {

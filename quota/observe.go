@@ -112,10 +112,13 @@ type reading struct {
 // count by calls the provider had in fact seen; that raise is taken back by
 // the next response, whose target is lower. Another instance's reservations
 // in flight are not known here: a raise may then fall short by them, never
-// erase them. The read and the correction are serialized per Book, not
-// atomic with reservations: a reservation made between them is counted as
-// in flight, the high side. A Store error is returned wrapped and changes
-// nothing else.
+// erase them. The read and the correction are not atomic, with
+// reservations or with each other: a reservation made between them is
+// counted as in flight (the high side), two answers observed at once may
+// both add the same raise (the next answer takes the extra back), and a
+// raise taken back leaves the ledger before the store, so two can never
+// take one back twice. No lock is held across the store's round trips. A
+// Store error is returned wrapped and changes nothing else.
 func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) error {
 	if !hasRateLimitHeaders(h) {
 		return nil // most answers of most providers: nothing to parse
@@ -147,8 +150,6 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	if len(spends) == 0 {
 		return nil
 	}
-	b.observing.Lock()
-	defer b.observing.Unlock()
 	sums, err := b.store.Sums(ctx, spends)
 	if err != nil {
 		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
@@ -156,7 +157,7 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	// Read after the sums: a reservation made in between is then counted
 	// as in flight, not missed.
 	unseen := b.ledger.unseen(spends, now)
-	var adds []state.Spend
+	var raises, backs []state.Spend
 	for i := range spends {
 		if i >= len(sums) {
 			break
@@ -165,18 +166,19 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 		case d > 0:
 			sp := spends[i]
 			sp.Amount = d
-			adds = append(adds, sp)
+			raises = append(raises, sp)
 		case d < 0:
-			adds = append(adds, b.ledger.takeBack(spends[i], -d, now)...)
+			backs = append(backs, b.ledger.takeBack(spends[i], -d, now)...)
 		}
 	}
-	if len(adds) == 0 {
+	if len(raises)+len(backs) == 0 {
 		return nil
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.store.Add(ctx, append(raises, backs...)); err != nil {
+		b.ledger.restore(backs, now)
 		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
 	}
-	b.ledger.commit(adds, now)
+	b.ledger.raise(raises, now)
 	return nil
 }
 

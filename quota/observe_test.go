@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -332,4 +333,46 @@ func FuzzParseHeaders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestObserveConcurrentNeverBelowReserved: answers observed at once, each
+// with a count that misses calls, take back only raises: the count never
+// ends below what was reserved.
+func TestObserveConcurrentNeverBelowReserved(t *testing.T) {
+	ctx := context.Background()
+	b, _, _ := newTestBook(t0)
+	groq := testProvider("groq", config.Limits{}, config.Reset{Kind: config.ResetRolling})
+	r := testRoute("groq/m1", groq, config.Limits{RPD: 1000})
+	const workers, each = 8, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				res, err := b.Reserve(ctx, r, 0, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Counts from 0 to 2×what was reserved: some low, some
+				// high (a raise), in no order.
+				counted := (w*each + i*7) % (2 * (w*each + i + 1))
+				_ = b.Settle(ctx, res, 0, false)
+				if err := b.Observe(ctx, r, groqRequests(1000, 1000-counted)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// One last answer that counted nothing takes back every raise.
+	if err := b.Observe(ctx, r, groqRequests(1000, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.Left(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Route.RPD.Used; got != workers*each {
+		t.Errorf("RPD used %d after every raise was taken back, want the %d reserved", got, workers*each)
+	}
 }
