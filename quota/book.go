@@ -24,13 +24,16 @@ type Options struct {
 // Book keeps the budgets of routes, providers and callers in a state.Store.
 // It is safe for concurrent use. Limits learned from rate-limit headers are
 // kept in the Book, per instance: a restarted instance relearns them from
-// the next response.
+// the next response. So are the reservations in flight and the corrections
+// Observe made (see Observe).
 type Book struct {
 	store state.Store
 	clock clock.Clock
 
 	mu      sync.Mutex // guards learned
 	learned map[learnKey]learnedLimit
+
+	ledger ledger
 }
 
 // New returns a Book over o.Store. It panics if o.Store is nil (a
@@ -42,7 +45,7 @@ func New(o Options) *Book {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	return &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit)}
+	return &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
 }
 
 // ExhaustedError reports a budget that cannot take a request. The router
@@ -79,7 +82,8 @@ type Reservation struct {
 	// At is when the spend was made.
 	At time.Time
 
-	tokenSpends []state.Spend // the token windows spent on, Amount = Tokens
+	spends      []state.Spend // every window spent on
+	tokenSpends []state.Spend // the token windows among them, Amount = Tokens
 	settled     atomic.Bool
 }
 
@@ -147,11 +151,18 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 			metas = append(metas, meta{s, k, w})
 		}
 	}
+	// In flight before the store counts it: an Observe meanwhile then
+	// counts it twice (high, and set right by the next response) rather
+	// than not at all.
+	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, spends: spends}
+	b.ledger.opened(res)
 	failed, err := b.store.Spend(ctx, spends)
 	if err != nil {
+		b.ledger.closed(res)
 		return nil, fmt.Errorf("quota: reserve %s: %w", r.ID, err)
 	}
 	if failed >= 0 && failed < len(spends) {
+		b.ledger.closed(res)
 		m := metas[failed]
 		e := &ExhaustedError{Route: r.ID, Limit: limitName(m.s, m.k)}
 		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], m.w)
@@ -161,7 +172,6 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		}
 		return nil, e
 	}
-	res := &Reservation{Route: r.ID, Tokens: tokens, At: now}
 	for i, m := range metas {
 		if m.k.tokens() {
 			res.tokenSpends = append(res.tokenSpends, spends[i])
@@ -223,13 +233,19 @@ func (b *Book) until(ctx context.Context, sp state.Spend, w window) (time.Time, 
 	return w.expiry(w.slots - 1), false, nil
 }
 
-// Settle reconciles res with the usage the provider reported: used total
-// tokens (prompt and completion) replace the estimate in every token window
-// it was counted in, in the slot it was counted in. With usageKnown false the
-// estimate stands. A nil res (no reservation was made) and a second Settle of
-// the same res do nothing.
+// Settle ends res: its attempt is over, so it is no longer in flight (see
+// Observe), and it reconciles res with the usage the provider reported: used
+// total tokens (prompt and completion) replace the estimate in every token
+// window it was counted in, in the slot it was counted in. With usageKnown
+// false the estimate stands. A nil res (no reservation was made) does
+// nothing, and the usage of a res is applied once only. The router settles
+// every reservation, and before it observes the response's headers.
 func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnown bool) error {
-	if res == nil || !usageKnown || !res.settled.CompareAndSwap(false, true) {
+	if res == nil {
+		return nil
+	}
+	b.ledger.closed(res)
+	if !usageKnown || !res.settled.CompareAndSwap(false, true) {
 		return nil
 	}
 	delta := int64(used) - int64(res.Tokens)

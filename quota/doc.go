@@ -39,6 +39,16 @@
 // eighth of the budget to guard against a twentieth. The result is never
 // below 1, whatever the margin.
 //
+// # Header corrections
+//
+// Observe brings a count in line with a provider's rate-limit headers, but
+// a provider computes them before it has seen the calls reserved meanwhile.
+// So the provider's count plus this Book's reservations still in flight is
+// the target; a count is raised to it, and lowered only by taking back
+// raises Observe made itself, never below what was reserved (issue 10: an
+// rpd-10 route with Groq's headers took 11 calls when a header erased the
+// reservations in flight). See Observe for the rule and its bounds.
+//
 // # Store failures
 //
 // A budget is a courtesy to the provider, not a safety property: when the

@@ -65,11 +65,10 @@ type reading struct {
 	reset time.Duration
 }
 
-// Observe corrects the local counts of route r from the rate-limit headers of
-// a response: the provider's word wins, so each window's count is set to
-// limit − remaining. It also learns the limits that the headers name, and the
-// route is budgeted by them from then on (see Book.limit). Formats
-// (PROVIDERS.md §2 "Rate-limit headers"):
+// Observe corrects the counts of route r from the rate-limit headers of a
+// response, and learns the limits that the headers name: the route is
+// budgeted by them from then on (see Book.limit). Formats (PROVIDERS.md §2
+// "Rate-limit headers"):
 //
 //   - Groq: x-ratelimit-{limit,remaining,reset}-requests are the day (RPD),
 //     -tokens the minute (TPM); resets are Go durations ("2m59.56s").
@@ -84,9 +83,42 @@ type reading struct {
 //     configured RPM is the account-wide one; any other (a busy model's "8
 //     requests per minute") is learned for the route alone.
 //
-// Headers of other providers are ignored. The correction is a read and an
-// add, not atomic with concurrent reservations; the next response corrects
-// again. A Store error is returned wrapped and changes nothing else.
+// Headers of other providers are ignored.
+//
+// # The correction rule
+//
+// A provider computes its headers when it takes the request, before it has
+// seen the calls this Book reserved meanwhile (issue 10: taking its
+// limit − remaining as the count erased them, and an rpd-10 route took 11
+// calls). So for each window the headers describe:
+//
+//	target = (limit − remaining) + what this Book's reservations still in
+//	         flight spent in the window
+//
+// (the response's own reservation is settled before it is observed, and the
+// provider counted it). Then:
+//
+//   - a count below target is raised to it, in the current slot: the
+//     provider counted calls this Book did not (another client of the same
+//     key, counts lost with a store);
+//   - a count above target is lowered only by taking back raises this Book
+//     made earlier in the window (newest slot first), and never further.
+//
+// A count therefore never drops below what was reserved: no reservation, in
+// flight or not, of this instance or another, is ever erased. A call the
+// provider never counted (one that failed before reaching it) stays counted,
+// and a minute window stays counted over its 60 to 70 seconds: both on the
+// safe side. Counting every reservation in flight as unseen may raise a
+// count by calls the provider had in fact seen; that raise is taken back by
+// the next response, whose target is lower. Another instance's reservations
+// in flight are not known here: a raise may then fall short by them, never
+// erase them. The read and the correction are not atomic, with
+// reservations or with each other: a reservation made between them is
+// counted as in flight (the high side), two answers observed at once may
+// both add the same raise (the next answer takes the extra back), and a
+// raise taken back leaves the ledger before the store, so two can never
+// take one back twice. No lock is held across the store's round trips. A
+// Store error is returned wrapped and changes nothing else.
 func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) error {
 	if !hasRateLimitHeaders(h) {
 		return nil // most answers of most providers: nothing to parse
@@ -98,8 +130,7 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	}
 	sc := scopes(r)
 	var spends []state.Spend
-	var targets []int64
-	var oldest []int64 // the oldest slot of each spend's window
+	var counted []int64 // limit − remaining, per spend
 	for _, rd := range readings {
 		s := sc[0]
 		if rd.provider && len(sc) > 1 {
@@ -113,8 +144,7 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 		if rd.hasLimit && rd.hasRemain && rd.remaining <= rd.limit {
 			w := windowFor(rd.k, s.reset, now)
 			spends = append(spends, w.spend(counterKey(s.key, rd.k), 0, 0))
-			targets = append(targets, rd.limit-rd.remaining)
-			oldest = append(oldest, w.slot-int64(w.slots-1))
+			counted = append(counted, rd.limit-rd.remaining)
 		}
 	}
 	if len(spends) == 0 {
@@ -124,29 +154,31 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	if err != nil {
 		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
 	}
-	adds := spends[:0]
+	// Read after the sums: a reservation made in between is then counted
+	// as in flight, not missed.
+	unseen := b.ledger.unseen(spends, now)
+	var raises, backs []state.Spend
 	for i := range spends {
-		if i >= len(sums) || sums[i] == targets[i] {
-			continue
+		if i >= len(sums) {
+			break
 		}
-		sp := spends[i]
-		sp.Amount = targets[i] - sums[i]
-		if sp.Amount < 0 {
-			// We counted more than the provider: what it no longer counts
-			// is our oldest calls, so the correction goes in the window's
-			// oldest slot and leaves with them. In the current slot it would
-			// outlive them and, once they left, undercount the window (the
-			// day simulator, sim/, saw the 429 it caused).
-			sp.Slot = oldest[i]
+		switch d := counted[i] + unseen[i] - sums[i]; {
+		case d > 0:
+			sp := spends[i]
+			sp.Amount = d
+			raises = append(raises, sp)
+		case d < 0:
+			backs = append(backs, b.ledger.takeBack(spends[i], -d, now)...)
 		}
-		adds = append(adds, sp)
 	}
-	if len(adds) == 0 {
+	if len(raises)+len(backs) == 0 {
 		return nil
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.store.Add(ctx, append(raises, backs...)); err != nil {
+		b.ledger.restore(backs, now)
 		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
 	}
+	b.ledger.raise(raises, now)
 	return nil
 }
 

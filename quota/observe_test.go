@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,7 +130,10 @@ func TestObserveLearnsAndCorrects(t *testing.T) {
 	b, _, _ := newTestBook(t0)
 	groq := testProvider("groq", config.Limits{}, config.Reset{Kind: config.ResetRolling})
 	r := testRoute("groq/qwen/qwen3.6-27b", groq, config.Limits{})
-	mustReserve(t, b, r, 100, 0)
+	// No limit is known yet: nothing is counted (Reserve returns nil).
+	if res := mustReserve(t, b, r, 100, 0); res != nil {
+		t.Fatalf("Reserve on a route with no limit known = %+v, want nil", res)
+	}
 	err := b.Observe(ctx, r, header(
 		"x-ratelimit-limit-requests", "1000", "x-ratelimit-remaining-requests", "990", "x-ratelimit-reset-requests", "14m24s",
 		"x-ratelimit-limit-tokens", "8000", "x-ratelimit-remaining-tokens", "7000", "x-ratelimit-reset-tokens", "7.5s"))
@@ -151,12 +156,19 @@ func TestObserveLearnsAndCorrects(t *testing.T) {
 	if ex := refused(t, b, r, 9000, 0); !ex.TooLarge {
 		t.Errorf("above the learned TPM: got %+v, want TooLarge", ex)
 	}
-	mustReserve(t, b, r, 7000, 0)
-	// The provider says it counted less than we did: its word wins.
+	mustReserve(t, b, r, 7000, 0) // in flight from here on
+	// The provider says it counted nothing: it has not seen the 7000 yet.
+	// The 1000 that Observe added is taken back; the reservation in flight
+	// is not erased.
 	if err := b.Observe(ctx, r, header("x-ratelimit-limit-tokens", "8000", "x-ratelimit-remaining-tokens", "8000")); err != nil {
 		t.Fatal(err)
 	}
-	mustReserve(t, b, r, 7500, 0)
+	left, _ = b.Left(ctx, r)
+	if w := left.Route.TPM; w.Used != 7000 {
+		t.Errorf("TPM after a lower count: used %d, want 7000 (the reservation in flight, without the correction)", w.Used)
+	}
+	refused(t, b, r, 1001, 0)
+	mustReserve(t, b, r, 1000, 0)
 
 	// A configured limit lower than the provider's stands.
 	r2 := testRoute("groq/llama-3.1-8b-instant", groq, config.Limits{RPD: 2})
@@ -166,6 +178,104 @@ func TestObserveLearnsAndCorrects(t *testing.T) {
 	left, _ = b.Left(ctx, r2)
 	if w := left.Route.RPD; w.Limit != 2 || w.Learned {
 		t.Errorf("configured RPD 2 under a 14400 header: got %+v, want limit 2 not learned", w)
+	}
+}
+
+// groqRequests is Groq's header pair for a day of limit requests of which
+// remaining are left.
+func groqRequests(limit, remaining int) http.Header {
+	return header("x-ratelimit-limit-requests", strconv.Itoa(limit), "x-ratelimit-remaining-requests", strconv.Itoa(remaining),
+		"x-ratelimit-reset-requests", "2m59.56s")
+}
+
+// TestObserveKeepsReservationsInFlight: headers computed before the
+// provider saw the calls reserved meanwhile never erase those reservations
+// (issue 10). Nine calls of an rpd-10 route are in flight; the provider took
+// them in order, so call i's headers say i were used, and the answers come
+// back last first. Taking limit − remaining as the count ended at 1, and
+// nine more calls passed.
+func TestObserveKeepsReservationsInFlight(t *testing.T) {
+	ctx := context.Background()
+	b, _, _ := newTestBook(t0)
+	groq := testProvider("groq", config.Limits{}, config.Reset{Kind: config.ResetRolling})
+	r := testRoute("groq/m1", groq, config.Limits{RPD: 10})
+	var res []*Reservation
+	for range 9 {
+		res = append(res, mustReserve(t, b, r, 0, 0))
+	}
+	used := func() int64 {
+		t.Helper()
+		l, err := b.Left(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Route.RPD.Used
+	}
+	for i := 8; i >= 0; i-- {
+		if err := b.Settle(ctx, res[i], 0, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Observe(ctx, r, groqRequests(10, 10-(i+1))); err != nil {
+			t.Fatal(err)
+		}
+		if u := used(); u < 9 {
+			t.Fatalf("after the answer of call %d: RPD used %d, below the 9 reserved", i+1, u)
+		}
+	}
+	if u := used(); u != 9 {
+		t.Errorf("after every answer: RPD used %d, want 9 (what was reserved and the provider counted)", u)
+	}
+	last := mustReserve(t, b, r, 0, 0)
+	refused(t, b, r, 0, 0)
+	if err := b.Settle(ctx, last, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Observe(ctx, r, groqRequests(10, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if u := used(); u != 10 {
+		t.Errorf("after the tenth: RPD used %d, want 10", u)
+	}
+}
+
+// TestObserveTakesBackOnlyItsOwnRaises: a provider that counted more than
+// this Book (calls made by another client of the key) raises the count; a
+// later, lower count takes that raise back, but never a reservation.
+func TestObserveTakesBackOnlyItsOwnRaises(t *testing.T) {
+	ctx := context.Background()
+	b, _, clk := newTestBook(t0)
+	groq := testProvider("groq", config.Limits{}, config.Reset{Kind: config.ResetRolling})
+	r := testRoute("groq/m1", groq, config.Limits{RPD: 100})
+	used := func() int64 {
+		t.Helper()
+		l, err := b.Left(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Route.RPD.Used
+	}
+	if err := b.Observe(ctx, r, groqRequests(100, 95)); err != nil {
+		t.Fatal(err)
+	}
+	if u := used(); u != 5 {
+		t.Fatalf("after a count of 5 with none reserved: used %d, want 5", u)
+	}
+	clk.Advance(time.Hour) // the raise lies in an older slot of the rolling day
+	if err := b.Settle(ctx, mustReserve(t, b, r, 0, 0), 0, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ counted, want int64 }{
+		{3, 3}, // 6 counted here: 3 of the raise go back
+		{0, 1}, // the rest of the raise goes back; the reservation stays
+		{4, 4}, // raised again
+		{2, 2},
+	} {
+		if err := b.Observe(ctx, r, groqRequests(100, int(100-tt.counted))); err != nil {
+			t.Fatal(err)
+		}
+		if u := used(); u != tt.want {
+			t.Errorf("after a count of %d: used %d, want %d", tt.counted, u, tt.want)
+		}
 	}
 }
 
@@ -223,4 +333,46 @@ func FuzzParseHeaders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestObserveConcurrentNeverBelowReserved: answers observed at once, each
+// with a count that misses calls, take back only raises: the count never
+// ends below what was reserved.
+func TestObserveConcurrentNeverBelowReserved(t *testing.T) {
+	ctx := context.Background()
+	b, _, _ := newTestBook(t0)
+	groq := testProvider("groq", config.Limits{}, config.Reset{Kind: config.ResetRolling})
+	r := testRoute("groq/m1", groq, config.Limits{RPD: 1000})
+	const workers, each = 8, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				res, err := b.Reserve(ctx, r, 0, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Counts from 0 to 2×what was reserved: some low, some
+				// high (a raise), in no order.
+				counted := (w*each + i*7) % (2 * (w*each + i + 1))
+				_ = b.Settle(ctx, res, 0, false)
+				if err := b.Observe(ctx, r, groqRequests(1000, 1000-counted)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// One last answer that counted nothing takes back every raise.
+	if err := b.Observe(ctx, r, groqRequests(1000, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.Left(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Route.RPD.Used; got != workers*each {
+		t.Errorf("RPD used %d after every raise was taken back, want the %d reserved", got, workers*each)
+	}
 }

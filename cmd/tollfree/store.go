@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
@@ -42,7 +43,10 @@ func openStore(ctx context.Context, plan *config.Plan, log *slog.Logger) (state.
 	}
 	health := func() map[string]string {
 		h := rs.Health()
-		m := map[string]string{"state": "redis", "state_since": h.Since.UTC().Format(time.RFC3339), "state_files": "ok"}
+		// instances: how many gateways shared Redis when it was last
+		// reached; while it is away, each spends that share of a budget.
+		m := map[string]string{"state": "redis", "state_since": h.Since.UTC().Format(time.RFC3339), "state_files": "ok",
+			"instances": strconv.Itoa(h.Instances)}
 		if !h.Connected {
 			m["state"] = "local (redis unreachable: carrying on with local state)"
 		}

@@ -5,21 +5,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tollfree/tollfree/state"
 )
 
-// slotKey names one counter slot in the journal of local spends.
+// slotKey names one counter slot.
 type slotKey struct {
 	key  string
 	slot int64
-}
-
-// journalEntry is what was added locally to one slot during an outage.
-type journalEntry struct {
-	amount int64
-	ttl    time.Duration
 }
 
 // maxPush is how many slots one reconciling script adds.
@@ -42,8 +35,10 @@ func validate(spends []state.Spend) error {
 
 // Spend checks every spend's window and, only if all pass, adds every Amount,
 // in one script on Redis. A spend with Limit 0, or an Amount of 0 or less, is
-// never refused. When Redis does not answer within OpTimeout, Local serves
-// the call; the error wraps state.ErrUnavailable only if Local failed too.
+// never refused. When Redis does not answer within OpTimeout, the call is
+// served locally, where each instance spends only its share of what was
+// left (see view.go); the error wraps state.ErrUnavailable only if Local
+// failed.
 func (s *Store) Spend(ctx context.Context, spends []state.Spend) (int, error) {
 	if err := validate(spends); err != nil {
 		return -1, fmt.Errorf("redisstore: spend: %w", err)
@@ -58,8 +53,8 @@ func (s *Store) Spend(ctx context.Context, spends []state.Spend) (int, error) {
 		failed, err := s.runSpend(ctx, spends, true)
 		if err == nil {
 			if failed < 0 {
-				// Mirror into Local so that an outage starts from this
-				// instance's own recent counts rather than from zero.
+				// Mirror into Local, so that an instance restarted during
+				// an outage still holds its own counts.
 				_ = s.local.Add(ctx, spends)
 			}
 			return failed, nil
@@ -69,16 +64,7 @@ func (s *Store) Spend(ctx context.Context, spends []state.Spend) (int, error) {
 		}
 		s.failed(err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	failed, err := s.local.Spend(ctx, spends)
-	if err != nil {
-		return -1, fmt.Errorf("redisstore: spend: %w: %w", state.ErrUnavailable, err)
-	}
-	if failed < 0 {
-		s.journalLocked(spends)
-	}
-	return failed, nil
+	return s.localSpend(ctx, spends)
 }
 
 // Add adds every Amount without checking; see Spend for the fallback.
@@ -108,28 +94,14 @@ func (s *Store) Add(ctx context.Context, spends []state.Spend) error {
 	if err := s.local.Add(ctx, spends); err != nil {
 		return fmt.Errorf("redisstore: add: %w: %w", state.ErrUnavailable, err)
 	}
-	s.journalLocked(spends)
+	s.pendLocked(spends, s.clock.Now())
 	return nil
 }
 
-// journalLocked remembers spends added to Local, to push them to Redis when
-// it returns. s.mu must be held.
-func (s *Store) journalLocked(spends []state.Spend) {
-	for _, sp := range spends {
-		k := slotKey{key: sp.Key, slot: sp.Slot}
-		e := s.journal[k]
-		if e == nil {
-			e = &journalEntry{}
-			s.journal[k] = e
-		}
-		e.amount += sp.Amount
-		e.ttl = max(e.ttl, sp.TTL)
-	}
-}
-
-// runSpend runs spendScript within OpTimeout.
+// runSpend runs spendScript within OpTimeout and learns the counts and the
+// number of instances it returns.
 func (s *Store) runSpend(ctx context.Context, spends []state.Spend, check bool) (int, error) {
-	nkeys := 0
+	nkeys := 1
 	for i := range spends {
 		nkeys += spends[i].Slots
 	}
@@ -146,17 +118,45 @@ func (s *Store) runSpend(ctx context.Context, spends []state.Spend, check bool) 
 		}
 		args = append(args, sp.Slots, sp.Limit, sp.Amount, max(sp.TTL.Milliseconds(), 1))
 	}
+	keys = append(keys, s.aliveKey())
 	octx, cancel := s.opContext(ctx)
 	defer cancel()
-	failed, err := spendScript.Run(octx, s.client, keys, args...).Int64()
+	reply, err := spendScript.Run(octx, s.client, keys, args...).Slice()
 	if err != nil {
 		return -1, err
 	}
+	failed, alive, vals, err := spendReply(reply)
+	if err != nil {
+		return -1, err
+	}
+	s.mu.Lock()
+	s.setInstancesLocked(alive)
+	s.learnLocked(spends, vals, s.clock.Now())
+	s.mu.Unlock()
 	return int(failed), nil
 }
 
-// Sums returns each spend's window sum: from Redis, or from Local while Redis
-// is away.
+// spendReply decodes spendScript's reply.
+func spendReply(reply []any) (failed, alive int64, vals []int64, err error) {
+	if len(reply) != 3 {
+		return 0, 0, nil, fmt.Errorf("spend script: a reply of %d values, want 3", len(reply))
+	}
+	failed, ok1 := reply[0].(int64)
+	alive, ok2 := reply[1].(int64)
+	counts, ok3 := reply[2].(string)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, nil, fmt.Errorf("spend script: an unexpected reply %T, %T, %T", reply[0], reply[1], reply[2])
+	}
+	vals, err = parseCounts(counts)
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("spend script: %w", err)
+	}
+	return failed, alive, vals, nil
+}
+
+// Sums returns each spend's window sum: from Redis, or while Redis is away
+// the higher of what this instance last knew of the shared count (with its
+// own spends since) and its Local count.
 func (s *Store) Sums(ctx context.Context, spends []state.Spend) ([]int64, error) {
 	if err := validate(spends); err != nil {
 		return nil, fmt.Errorf("redisstore: sums: %w", err)
@@ -177,11 +177,7 @@ func (s *Store) Sums(ctx context.Context, spends []state.Spend) ([]int64, error)
 		}
 		s.failed(err)
 	}
-	out, err := s.local.Sums(ctx, spends)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: sums: %w: %w", state.ErrUnavailable, err)
-	}
-	return out, nil
+	return s.localSums(ctx, spends)
 }
 
 // redisSums reads every window's slots with one MGET: all keys share the
@@ -200,6 +196,7 @@ func (s *Store) redisSums(ctx context.Context, spends []state.Spend) ([]int64, e
 		return nil, err
 	}
 	out := make([]int64, len(spends))
+	counts := make([]int64, len(keys))
 	k := 0
 	for i, sp := range spends {
 		for range sp.Slots {
@@ -209,52 +206,13 @@ func (s *Store) redisSums(ctx context.Context, spends []state.Spend) ([]int64, e
 					return nil, fmt.Errorf("counter %s is not a number: %w", keys[k], err)
 				}
 				out[i] += n
+				counts[k] = n
 			}
 			k++
 		}
 	}
+	s.mu.Lock()
+	s.learnLocked(spends, counts, s.clock.Now())
+	s.mu.Unlock()
 	return out, nil
-}
-
-// pushCounts adds the journal to Redis, maxPush slots per script. On error
-// the slots not yet added go back into the journal. It returns how many
-// slots were added.
-func (s *Store) pushCounts(ctx context.Context, journal map[slotKey]*journalEntry) (int, error) {
-	batch := make([]state.Spend, 0, min(len(journal), maxPush))
-	pushed := 0
-	var err error
-	flush := func() {
-		if len(batch) == 0 || err != nil {
-			return
-		}
-		if _, err = s.runSpend(ctx, batch, false); err == nil {
-			for _, sp := range batch {
-				delete(journal, slotKey{key: sp.Key, slot: sp.Slot})
-			}
-			pushed += len(batch)
-		}
-		batch = batch[:0]
-	}
-	for k, e := range journal {
-		batch = append(batch, state.Spend{Key: k.key, Slot: k.slot, Slots: 1, Amount: e.amount, TTL: e.ttl})
-		if len(batch) == maxPush {
-			flush()
-		}
-	}
-	flush()
-	if err != nil {
-		s.mu.Lock()
-		for k, e := range journal {
-			mine := s.journal[k]
-			if mine == nil {
-				s.journal[k] = e
-				continue
-			}
-			mine.amount += e.amount
-			mine.ttl = max(mine.ttl, e.ttl)
-		}
-		s.mu.Unlock()
-		return pushed, fmt.Errorf("push local counts: %w", err)
-	}
-	return pushed, nil
 }

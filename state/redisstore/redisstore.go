@@ -27,16 +27,23 @@
 //
 // Redis trouble is not an outage. Each call waits at most OpTimeout for
 // Redis, or until the caller's deadline if that comes first; when Redis does
-// not answer in time the call is served by the Local store instead, Health reports it, and later calls go straight to Local
-// until a background probe (every second) finds Redis again. While
-// disconnected each instance checks its own counts only: caps are held per
-// instance, not jointly. Spends that passed locally are remembered and, when
-// Redis returns, added to Redis together with the rests set locally, before
-// the store switches back. A Spend whose reply timed out may also have been
-// applied by Redis; it is then counted twice, which errs on the safe side.
+// not answer in time the call is served locally instead, Health reports it,
+// and later calls go straight to local state until a background probe
+// (every second) finds Redis again.
 //
-// Local also mirrors every spend that Redis accepted, so that during an
-// outage an instance's windows still hold what it spent just before.
+// While disconnected, an instance spends on each window only its share of
+// what was left: (limit − the shared count it last saw) divided by the
+// number of instances alive (a heartbeat key, alive.go), so that together
+// they do not pass the cap (view.go states the bound). When Redis returns
+// it writes its view of every counter back, before the store switches
+// back: a Redis that kept its data gets the outage's spends added, and one
+// that came back empty is re-seeded with the larger of what it holds and
+// what the instance knew. The rests set locally are pushed too. A Spend
+// whose reply timed out may also have been applied by Redis; it is then
+// counted twice, which errs on the safe side.
+//
+// Local also mirrors every spend that Redis accepted, so that an instance
+// restarted during an outage still holds its own recent counts.
 package redisstore
 
 import (
@@ -91,7 +98,8 @@ type Options struct {
 	Logger *slog.Logger
 
 	// hook, set by tests only, is called with "subscribed", "event" or
-	// "refreshed" after the rest cache changed that way.
+	// "refreshed" after the rest cache changed that way, and with "view"
+	// after a connected tick read the counters.
 	hook func(what string)
 }
 
@@ -105,6 +113,11 @@ type Health struct {
 	// LastError is the last Redis error seen, empty if none. It never holds
 	// the URL or a password.
 	LastError string
+	// Instances is how many instances (this one included) had a heartbeat
+	// in Redis when it was last reached: while Redis is away, each spends
+	// only its share, what was left divided by Instances. 1 until Redis
+	// was reached.
+	Instances int
 }
 
 // Store is a state.Store shared through Redis. It is safe for concurrent
@@ -119,16 +132,20 @@ type Store struct {
 	clock    clock.Clock
 	logger   *slog.Logger
 	hook     func(string)
+	id       string // this instance's name in the heartbeat set
 
 	up atomic.Bool // mirrors health.Connected for the request path
 
-	mu      sync.Mutex // guards health, known, journal, clears, cache, gen
-	health  Health
-	known   bool // health was reported at least once
-	journal map[slotKey]*journalEntry
-	clears  []clearOp
-	cache   map[string]state.Rest
-	gen     uint64 // bumped at every change to cache
+	mu        sync.Mutex // guards health, known, view, viewSeq, instances, epoch, clears, cache, gen
+	health    Health
+	known     bool // health was reported at least once
+	view      map[slotKey]*viewSlot
+	viewSeq   uint64
+	instances int    // alive when Redis was last reached, at least 1
+	epoch     string // Redis's epoch key when last reached (see redisLost)
+	clears    []clearOp
+	cache     map[string]state.Rest
+	gen       uint64 // bumped at every change to cache
 
 	psMu sync.Mutex    // guards ps
 	ps   *redis.PubSub // the current subscription, closed by Close
@@ -177,18 +194,20 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 
 	tag := "{" + o.Namespace + "}"
 	s := &Store{
-		client:  redis.NewClient(opt),
-		tag:     tag,
-		events:  tag + ":events",
-		local:   o.Local,
-		timeout: o.OpTimeout,
-		clock:   o.Clock,
-		logger:  o.Logger,
-		hook:    o.hook,
-		health:  Health{Since: o.Clock.Now()},
-		journal: make(map[slotKey]*journalEntry),
-		cache:   make(map[string]state.Rest),
-		refresh: make(chan struct{}, 1),
+		client:    redis.NewClient(opt),
+		tag:       tag,
+		events:    tag + ":events",
+		local:     o.Local,
+		timeout:   o.OpTimeout,
+		clock:     o.Clock,
+		logger:    o.Logger,
+		hook:      o.hook,
+		id:        newInstanceID(),
+		health:    Health{Since: o.Clock.Now(), Instances: 1},
+		view:      make(map[slotKey]*viewSlot),
+		instances: 1,
+		cache:     make(map[string]state.Rest),
+		refresh:   make(chan struct{}, 1),
 	}
 	if s.local == nil {
 		m, err := memstore.Open(memstore.Options{Clock: o.Clock, Logger: o.Logger})
@@ -220,6 +239,7 @@ func (s *Store) Close() error {
 		}
 		s.psMu.Unlock()
 		s.wg.Wait()
+		s.leave()
 		if cerr := s.client.Close(); cerr != nil {
 			err = fmt.Errorf("redisstore: close: %w", cerr)
 		}
@@ -291,9 +311,10 @@ func errorText(err error) string {
 	return msg
 }
 
-// maintainLoop refreshes the rests every refreshEvery while connected, or
-// probes Redis and reconciles while not. It also refreshes at once when
-// asked (after a resubscribe).
+// maintainLoop refreshes the rests and the view of the counters and sends
+// a heartbeat every refreshEvery while connected, or probes Redis and
+// reconciles while not. It also refreshes at once when asked (after a
+// resubscribe).
 func (s *Store) maintainLoop(ctx context.Context) {
 	for {
 		t := s.clock.NewTimer(refreshEvery)
@@ -306,10 +327,33 @@ func (s *Store) maintainLoop(ctx context.Context) {
 			t.Stop()
 		}
 		if s.up.Load() {
-			s.refreshRests(ctx)
+			s.refreshAll(ctx)
 		} else {
 			s.reconnect(ctx)
 		}
+	}
+}
+
+// refreshAll runs the connected tick: rests, heartbeat, view. A failure
+// switches to Local and skips the rest.
+func (s *Store) refreshAll(ctx context.Context) {
+	s.refreshRests(ctx)
+	if !s.up.Load() {
+		return
+	}
+	if err := s.heartbeat(ctx); err != nil {
+		if ctx.Err() == nil {
+			s.failed(err)
+		}
+		return
+	}
+	if s.refreshView(ctx) {
+		if _, err := s.pushCounts(ctx, false); err != nil && ctx.Err() == nil {
+			s.failed(err)
+		}
+	}
+	if s.hook != nil && s.up.Load() {
+		s.hook("view")
 	}
 }
 
@@ -321,12 +365,15 @@ func (s *Store) requestRefresh() {
 	}
 }
 
-// reconnect probes Redis and, when it answers, pushes what was done locally
-// and switches calls back to Redis.
+// reconnect probes Redis and, when it answers, sends a heartbeat, pushes
+// what was done locally and switches calls back to Redis.
 func (s *Store) reconnect(ctx context.Context) {
 	pctx, cancel := s.opContext(ctx)
 	err := s.client.Ping(pctx).Err()
 	cancel()
+	if err == nil {
+		err = s.heartbeat(ctx)
+	}
 	if err == nil {
 		err = s.reconcile(ctx)
 	}
@@ -339,19 +386,25 @@ func (s *Store) reconnect(ctx context.Context) {
 	s.refreshRests(ctx)
 }
 
-// reconcile adds the counts spent locally to Redis, applies the rests lifted
-// and set locally, and switches calls back to Redis. The first round pushes
-// the bulk of the outage while calls still go to Local; the second takes
-// what was spent meanwhile and switches in the same step, so a steady stream
-// of local spends cannot keep the store on Local. If the second round fails,
-// the caller reports the failure, which switches back to Local with the
+// reconcile writes the view of the counters back to Redis (see view.go:
+// counts spent locally are added, and a Redis that came back empty is
+// seeded again with everything this instance knew), applies the rests
+// lifted and set locally, and switches calls back to Redis. The first round
+// writes while calls still go to Local; the second writes what was spent
+// meanwhile and switches in the same step, so a steady stream of local
+// spends cannot keep the store on Local. If the second round fails, the
+// caller reports the failure, which switches back to Local with the
 // unpushed counts kept.
 func (s *Store) reconcile(ctx context.Context) error {
+	lost, epoch, err := s.redisLost(ctx)
+	if err != nil {
+		return err
+	}
 	pushed := 0
 	for round := range 2 {
 		s.mu.Lock()
-		journal, clears := s.journal, s.clears
-		s.journal, s.clears = make(map[slotKey]*journalEntry), nil
+		clears := s.clears
+		s.clears = nil
 		changed := false
 		if round == 1 {
 			changed = !s.health.Connected || !s.known
@@ -365,10 +418,18 @@ func (s *Store) reconcile(ctx context.Context) error {
 		if changed {
 			s.logger.Info("redisstore: Redis reachable; serving from Redis", "reconciled", pushed)
 		}
-		n, err := s.pushCounts(ctx, journal)
+		n, err := s.pushCounts(ctx, lost && round == 0)
 		pushed += n
 		if err != nil {
+			s.mu.Lock()
+			s.clears = append(clears, s.clears...) // replayed next time
+			s.mu.Unlock()
 			return err
+		}
+		if round == 0 {
+			s.mu.Lock()
+			s.epoch = epoch
+			s.mu.Unlock()
 		}
 		n, err = s.pushRests(ctx, clears)
 		pushed += n

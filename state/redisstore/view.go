@@ -1,0 +1,357 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollfree/tollfree/state"
+)
+
+// The view is what an instance knows of the shared counters: each slot's
+// count as Redis last told it (at every script this instance ran on the
+// slot's window, and, for windows it used in the last minute, at a refresh
+// every second), plus what it spent while Redis was away. It is what keeps
+// an outage from spending a cap several times over (issue 10, item 4):
+//
+//   - While Redis is away, a spend on a window of limit L passes only if
+//     what this instance spent since (own) stays within its share of what
+//     was left: own + amount <= floor((L − seen) / N), where seen is the
+//     window's shared count as last seen and N the number of instances
+//     alive when Redis was last reached (alive.go). Together the instances
+//     then spend at most what was left.
+//   - When Redis returns with its data (the epoch key it was given is still
+//     there), what was spent meanwhile is added to it. When it returns
+//     empty (the epoch key is gone), every slot the view holds is seeded
+//     again as max(Redis's count + own, seen + own), so that it gets back
+//     everything this instance knew, not only its outage's spends.
+//
+// The bound, per window and outage: the instances spend at most L plus U,
+// where U is the largest part of the window's count that an instance had
+// not seen when it lost Redis: what the others spent since its last script
+// or refresh on the window, at most about a second of their spends on a
+// window it used in the last minute. A spend whose reply was lost may be
+// counted twice, which only errs low. An instance that has not reached
+// Redis since it started knows neither the shared counts nor the other
+// instances: it holds each cap on its own counts (Local), as N = 1.
+//
+// The view holds every live slot this instance touched, like Local: memory
+// grows with the counters in use (per-caller windows included) and shrinks
+// as their slots expire.
+
+// refreshRecent is how recently this instance must have used a slot for
+// the every-second refresh to read it: the refresh stays cheap when the
+// view holds many callers' windows.
+const refreshRecent = time.Minute
+
+// viewSlot is what the view knows of one counter slot.
+type viewSlot struct {
+	// shared is the slot's shared count as last seen, plus pending.
+	shared int64
+	// pending is what this instance added while Redis was away, not yet in
+	// Redis.
+	pending int64
+	// ttl is the slot's TTL; expires is when its key expires at the latest
+	// (last write or read here, plus ttl), on the store's clock.
+	ttl     time.Duration
+	expires time.Time
+	// used is when this instance last spent on or read the slot.
+	used time.Time
+	// seq changes at every update, so that a refresh read before an update
+	// does not overwrite it.
+	seq uint64
+}
+
+// slotOf returns the slot of sp's window at index j, the oldest first.
+func slotOf(sp state.Spend, j int) int64 { return sp.Slot - int64(sp.Slots) + 1 + int64(j) }
+
+// entryLocked returns the view's slot k, making it if create is set (nil
+// otherwise when absent). s.mu must be held.
+func (s *Store) entryLocked(k slotKey, create bool) *viewSlot {
+	e := s.view[k]
+	if e == nil && create {
+		e = &viewSlot{}
+		s.view[k] = e
+	}
+	return e
+}
+
+// touchLocked marks e changed and used at now, by a write or read of a
+// slot that lives ttl. s.mu must be held.
+func (s *Store) touchLocked(e *viewSlot, ttl time.Duration, now time.Time) {
+	s.viewSeq++
+	e.seq = s.viewSeq
+	e.used = now
+	e.ttl = max(e.ttl, ttl)
+	if exp := now.Add(ttl); exp.After(e.expires) {
+		e.expires = exp
+	}
+}
+
+// learnLocked records the slot counts a script returned: vals holds, for
+// each spend in turn, its window's slots, the oldest first. s.mu must be
+// held.
+func (s *Store) learnLocked(spends []state.Spend, vals []int64, now time.Time) {
+	v := 0
+	for _, sp := range spends {
+		for j := range sp.Slots {
+			if v >= len(vals) {
+				return
+			}
+			n := vals[v]
+			v++
+			k := slotKey{key: sp.Key, slot: slotOf(sp, j)}
+			e := s.entryLocked(k, n != 0)
+			if e == nil {
+				continue
+			}
+			e.shared = n + e.pending
+			s.touchLocked(e, sp.TTL, now)
+		}
+	}
+}
+
+// pendLocked records spends made while Redis is away. s.mu must be held.
+func (s *Store) pendLocked(spends []state.Spend, now time.Time) {
+	for _, sp := range spends {
+		e := s.entryLocked(slotKey{key: sp.Key, slot: sp.Slot}, true)
+		e.pending += sp.Amount
+		e.shared += sp.Amount
+		s.touchLocked(e, sp.TTL, now)
+	}
+}
+
+// windowLocked returns what the view knows of sp's window: seen, the
+// shared count as last seen, and own, what this instance added since it
+// lost Redis. s.mu must be held.
+func (s *Store) windowLocked(sp state.Spend, now time.Time) (seen, own int64) {
+	for j := range sp.Slots {
+		e := s.view[slotKey{key: sp.Key, slot: slotOf(sp, j)}]
+		if e == nil || !now.Before(e.expires) {
+			continue
+		}
+		seen += e.shared - e.pending
+		own += e.pending
+	}
+	return seen, own
+}
+
+// share is what one of n instances may spend of a window of limit whose
+// shared count was seen.
+func share(limit, seen int64, n int) int64 {
+	return max(limit-seen, 0) / int64(max(n, 1))
+}
+
+// localSpend serves Spend while Redis is away: each window's share first
+// (see above), then Local's check of this instance's own counts, which is
+// all an instance that never reached Redis has.
+func (s *Store) localSpend(ctx context.Context, spends []state.Spend) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	for i, sp := range spends {
+		if sp.Limit <= 0 || sp.Amount <= 0 {
+			continue
+		}
+		seen, own := s.windowLocked(sp, now)
+		if own+sp.Amount > share(sp.Limit, seen, s.instances) {
+			return i, nil
+		}
+	}
+	failed, err := s.local.Spend(ctx, spends)
+	if err != nil {
+		return -1, fmt.Errorf("redisstore: spend: %w: %w", state.ErrUnavailable, err)
+	}
+	if failed < 0 {
+		s.pendLocked(spends, now)
+	}
+	return failed, nil
+}
+
+// localSums serves Sums while Redis is away: the higher of the view's
+// shared count and Local's.
+func (s *Store) localSums(ctx context.Context, spends []state.Spend) ([]int64, error) {
+	out, err := s.local.Sums(ctx, spends)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: sums: %w: %w", state.ErrUnavailable, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	for i, sp := range spends {
+		if i >= len(out) {
+			break
+		}
+		seen, own := s.windowLocked(sp, now)
+		out[i] = max(out[i], seen+own)
+	}
+	return out, nil
+}
+
+// parseCounts parses a script's comma-separated counts.
+func parseCounts(v string) ([]int64, error) {
+	if v == "" {
+		return nil, nil
+	}
+	out := make([]int64, 0, strings.Count(v, ",")+1)
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("counter value %q is not a number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// pushItem is one slot written back to Redis when it returns.
+type pushItem struct {
+	k       slotKey
+	pending int64
+	shared  int64
+	pttl    time.Duration
+}
+
+// pushItems lists the view's live slots to write back: every one when seed
+// is set, else those with spends pending. Expired slots leave the view.
+func (s *Store) pushItems(seed bool) []pushItem {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	var out []pushItem
+	for k, e := range s.view {
+		left := e.expires.Sub(now)
+		if left <= 0 {
+			delete(s.view, k)
+			continue
+		}
+		if e.pending == 0 && (!seed || e.shared == 0) {
+			continue
+		}
+		out = append(out, pushItem{k: k, pending: e.pending, shared: e.shared, pttl: left})
+	}
+	return out
+}
+
+// pushCounts writes the view back to Redis, maxPush slots per script (see
+// pushScript): what was spent locally is added, and with seed set (Redis
+// came back empty) every live slot is seeded again. A slot pushed has
+// nothing pending any more but what was spent locally meanwhile. On error
+// the slots not yet pushed keep their pending spends, for the next
+// attempt. It returns how many slots were written.
+func (s *Store) pushCounts(ctx context.Context, seed bool) (int, error) {
+	items := s.pushItems(seed)
+	mode := "add"
+	if seed {
+		mode = "seed"
+	}
+	pushed := 0
+	for len(items) > 0 {
+		batch := items[:min(len(items), maxPush)]
+		items = items[len(batch):]
+		keys := make([]string, len(batch))
+		args := make([]any, 0, 1+3*len(batch))
+		args = append(args, mode)
+		for i, it := range batch {
+			keys[i] = s.counterKey(it.k.key, it.k.slot)
+			args = append(args, it.pending, it.shared, max(it.pttl.Milliseconds(), 1))
+		}
+		octx, cancel := s.opContext(ctx)
+		reply, err := pushScript.Run(octx, s.client, keys, args...).Text()
+		cancel()
+		if err != nil {
+			return pushed, fmt.Errorf("push local counts: %w", err)
+		}
+		vals, err := parseCounts(reply)
+		if err != nil || len(vals) != len(batch) {
+			return pushed, fmt.Errorf("push local counts: a reply of %d values for %d slots (%v)", len(vals), len(batch), err)
+		}
+		s.mu.Lock()
+		now := s.clock.Now()
+		for i, it := range batch {
+			e := s.entryLocked(it.k, true)
+			e.pending -= it.pending
+			e.shared = vals[i] + e.pending
+			s.touchLocked(e, 0, now)
+		}
+		s.mu.Unlock()
+		pushed += len(batch)
+	}
+	return pushed, nil
+}
+
+// redisLost reports whether Redis lost its data since this instance last
+// reached it: the epoch key this instance saw is gone or replaced. The
+// first contact counts as lost, which only makes pushCounts seed what the
+// view holds (nothing, or spends made before Redis was ever reached).
+func (s *Store) redisLost(ctx context.Context) (lost bool, epoch string, err error) {
+	octx, cancel := s.opContext(ctx)
+	defer cancel()
+	epoch, err = epochScript.Run(octx, s.client, []string{s.tag + ":epoch"}, newInstanceID()).Text()
+	if err != nil {
+		return false, "", fmt.Errorf("read epoch: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return epoch != s.epoch, epoch, nil
+}
+
+// refreshView reads from Redis every live slot of the view used in the last
+// refreshRecent, so that the share an outage leaves this instance starts
+// from counts at most a refresh old. A slot updated while the read was
+// under way keeps the update. It reports whether some slot still has
+// spends pending (made locally while the store was switching back to
+// Redis), for the caller to push.
+func (s *Store) refreshView(ctx context.Context) (pending bool) {
+	type read struct {
+		k   slotKey
+		seq uint64
+	}
+	s.mu.Lock()
+	now := s.clock.Now()
+	var reads []read
+	for k, e := range s.view {
+		switch {
+		case !now.Before(e.expires):
+			delete(s.view, k)
+		case e.pending != 0:
+			pending = true
+		case now.Sub(e.used) < refreshRecent:
+			reads = append(reads, read{k, e.seq})
+		}
+	}
+	s.mu.Unlock()
+	for len(reads) > 0 {
+		batch := reads[:min(len(reads), 1000)]
+		reads = reads[len(batch):]
+		keys := make([]string, len(batch))
+		for i, r := range batch {
+			keys[i] = s.counterKey(r.k.key, r.k.slot)
+		}
+		octx, cancel := s.opContext(ctx)
+		vals, err := s.client.MGet(octx, keys...).Result()
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.failed(err)
+			}
+			return false
+		}
+		s.mu.Lock()
+		for i, r := range batch {
+			e := s.view[r.k]
+			if e == nil || e.seq != r.seq || i >= len(vals) {
+				continue
+			}
+			var n int64
+			if str, ok := vals[i].(string); ok {
+				n, _ = strconv.ParseInt(str, 10, 64)
+			}
+			e.shared = n + e.pending
+		}
+		s.mu.Unlock()
+	}
+	return pending
+}
