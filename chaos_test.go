@@ -37,9 +37,11 @@ const (
 	// chaosSlack is how long, on the wall clock, the gateway's handler may
 	// take past its chain's deadline to return: the time from the
 	// deadline's timer to the last write, on a 2-core machine running
-	// -race. On the scaled clock it is chaos.speed times longer (2.5 s at
-	// the default speed); the bugs it is there to catch overshoot by more.
-	chaosSlack = 250 * time.Millisecond
+	// -race (a machine shared with other heavy jobs has shown 270 ms; lower
+	// -chaos.speed there). On the scaled clock it is chaos.speed times
+	// longer (3 s at the default speed); the bugs it is there to catch
+	// overshoot by more.
+	chaosSlack = 300 * time.Millisecond
 	// chaosHeap bounds HeapInuse after a GC at any point of the run, the
 	// test's own record of every attempt included (about 20 MiB at the peak
 	// of a 10,000-request run).
@@ -257,15 +259,16 @@ func TestChaos(t *testing.T) {
 	counts, bad, latest := tallyChaos(results, deadlines, slack)
 	reportChaos(t, results, counts, s, peakHeap, peakG, time.Since(begin))
 	t.Logf("chaos: the latest end of a request within its deadline, relative to it: %v (slack %v)", latest.Round(time.Millisecond), slack)
-	shown := map[string]int{}
+	shown := map[string]int{} // by outcome and stream
 	for _, r := range bad {
-		if shown[r.outcome]++; shown[r.outcome] <= 10 {
+		key := fmt.Sprintf("%s (stream %v)", r.outcome, r.req.stream)
+		if shown[key]++; shown[key] <= 10 {
 			t.Errorf("%s on chain %s, stream %v: %s: %s\n\tattempts: %s", r.id, r.req.chain, r.req.stream, r.outcome, r.problem, attemptsOf(s, r.id))
 		}
 	}
-	for outcome, n := range shown {
+	for key, n := range shown {
 		if n > 10 {
-			t.Errorf("... and %d more %s", n-10, outcome)
+			t.Errorf("... and %d more %s", n-10, key)
 		}
 	}
 	if peakHeap > chaosHeap {
