@@ -88,8 +88,11 @@ func (e *Emulator) admit(c *call) {
 		return
 	}
 	step := m.def
-	if len(m.script) > 0 {
+	switch {
+	case len(m.script) > 0:
 		step = m.script[0]
+	case m.mix != nil:
+		step = m.mix.draw()
 	}
 	c.setAnswer(step)
 	tokens := c.prompt + c.completion

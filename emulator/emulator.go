@@ -4,8 +4,9 @@
 // and streaming quirks — so nothing in tollfree ever needs the internet to
 // be exercised.
 //
-// Each route (provider and model) can be scripted call by call (Script) or
-// given a standing behaviour (SetDefault). Independently of the gateway, the
+// Each route (provider and model) can be scripted call by call (Script),
+// given a standing behaviour (SetDefault), or a seeded random mix of
+// behaviours (SetMix) for chaos runs. Independently of the gateway, the
 // emulator enforces the free-tier limits it was given in its own windows and
 // answers the flavor's real 429 when a call would pass one, so a test can
 // show that a gateway causes no 429 at all. Every call is recorded (Records)
@@ -133,6 +134,7 @@ type model struct {
 	reset  Reset // resolved
 	script []Step
 	def    Step
+	mix    *mixer // SetMix; drawn from when no step is queued
 	calls  int
 	win    window
 }

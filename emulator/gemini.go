@@ -310,6 +310,9 @@ func (e *Emulator) runGemini(w http.ResponseWriter, r *http.Request, c *call) in
 	if !e.latency(ctx, c) {
 		return 0
 	}
+	if status, ok := e.runChaos(w, c, func() int { return e.answerGemini(w, r, c) }); ok {
+		return status
+	}
 	switch {
 	case c.kind == Malformed:
 		return writeMalformed(w)
@@ -434,6 +437,8 @@ func (e *Emulator) answerGemini(w http.ResponseWriter, r *http.Request, c *call)
 	switch c.kind {
 	case StreamStall:
 		e.stall(ctx, c)
+	case ConnReset:
+		resetConn(w)
 	case StreamErrorEvent:
 		s.event(googleLine(obj{{"error", obj{{"code", 500}, {"message", "Internal error encountered."}, {"status", "INTERNAL"}}}}))
 	}
@@ -461,8 +466,11 @@ func (e *Emulator) gemArray(w http.ResponseWriter, r *http.Request, c *call) int
 		flush(w)
 	}
 	if cut {
-		if c.kind == StreamStall {
+		switch c.kind {
+		case StreamStall:
 			e.stall(ctx, c)
+		case ConnReset:
+			resetConn(w)
 		}
 		return http.StatusOK
 	}

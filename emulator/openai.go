@@ -227,6 +227,9 @@ func (e *Emulator) runOpenAI(w http.ResponseWriter, r *http.Request, c *call) in
 	if !e.latency(ctx, c) {
 		return 0
 	}
+	if status, ok := e.runChaos(w, c, func() int { return e.streamOpenAI(w, r, c) }); ok {
+		return status
+	}
 	switch {
 	case c.kind == Malformed:
 		return writeMalformed(w)

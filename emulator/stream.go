@@ -65,7 +65,7 @@ func streamPlan(c *call) (pieces []string, limit int, cut bool) {
 	}
 	limit = len(pieces)
 	switch c.kind {
-	case StreamCut, StreamStall, StreamErrorEvent:
+	case StreamCut, StreamStall, StreamErrorEvent, ConnReset:
 		limit, cut = min(max(c.step.After, 0), len(pieces)), true
 	}
 	return pieces, limit, cut
@@ -133,6 +133,9 @@ func (e *Emulator) streamOpenAI(w http.ResponseWriter, r *http.Request, c *call)
 		return http.StatusOK
 	case StreamStall:
 		e.stall(ctx, c)
+		return http.StatusOK
+	case ConnReset:
+		resetConn(w)
 		return http.StatusOK
 	case StreamErrorEvent:
 		ev := append(c.head("chat.completion.chunk"),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,7 +186,7 @@ func (s *Store) load() error {
 		c := &counter{slots: make([]slot, 0, max(len(slots), 8))}
 		for _, sl := range slots {
 			if sl.Expires.After(now) {
-				c.slots = append(c.slots, slot{idx: sl.Slot, n: sl.N, expires: sl.Expires.UnixNano()})
+				c.slots = append(c.slots, slot{idx: sl.Slot, n: sl.N, expires: unixNanos(sl.Expires)})
 			}
 		}
 		slices.SortFunc(c.slots, func(a, b slot) int { return cmp.Compare(a.idx, b.idx) })
@@ -205,6 +206,16 @@ func (s *Store) load() error {
 		}
 	}
 	return nil
+}
+
+// unixNanos is t in Unix nanoseconds, with a time past 2262 (a file written
+// on a clock set wrong) held at the latest representable instant: UnixNano
+// alone wraps it around to a random expiry.
+func unixNanos(t time.Time) int64 {
+	if t.After(time.Unix(0, math.MaxInt64)) {
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // readJSON decodes path into v; a missing file leaves v alone. A file that

@@ -1,0 +1,114 @@
+package memstore
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree/internal/clock"
+)
+
+// FuzzSnapshot loads fuzzed counters.json and rests.json. Open must either
+// fail with an error naming the file, or load a state that keeps the
+// loader's promises (no expired slot, slots sorted, no ended rest, no rest
+// without a key), and that state must survive a save and a second load
+// unchanged: what a restart reads is what the last run had.
+func FuzzSnapshot(f *testing.F) {
+	// Seeds: files as Store writes them (TestRestartKeepsCountsRestsAndPauses).
+	f.Add([]byte(`{"version":1,"saved":"2026-11-29T12:00:00Z","counters":{"groq/llama|rpm":[{"slot":178048080,"n":3,"expires":"2026-11-29T12:02:00Z"}],"groq/llama|rpd":[{"slot":20786,"n":40,"expires":"2026-12-01T12:00:00Z"},{"slot":20785,"n":2,"expires":"2026-11-30T00:00:00Z"}]}}`),
+		[]byte(`{"version":1,"rests":[{"key":"groq/llama","until":"2026-11-29T12:05:00Z","class":"rate_minute","reason":"rate_minute: Rate limit reached","since":"2026-11-29T12:00:00Z"},{"key":"provider:gemini","until":"0001-01-01T00:00:00Z","class":"paused","reason":"paused by hand","manual":true,"since":"2026-11-29T11:00:00Z"}]}`))
+	f.Add([]byte(`{"version":1,"counters":{"a":[{"slot":5,"n":1,"expires":"2026-11-29T12:00:01Z"},{"slot":5,"n":-2,"expires":"2099-01-01T00:00:00Z"}]}}`),
+		[]byte(`{"version":1,"rests":[{"key":"","until":"2099-01-01T00:00:00Z"},{"key":"x","until":"2026-11-29T11:59:59Z"},{"key":"x","until":"2026-11-29T12:00:01+01:00"}]}`))
+	// A clock set centuries ahead once wrapped the expiry around to the past.
+	f.Add([]byte(`{"version":1,"counters":{"a":[{"slot":1,"n":1,"expires":"3000-01-01T00:00:00Z"}]}}`), []byte(nil))
+	f.Add([]byte(`{"version":2}`), []byte(`{"rests":[]}`))
+	f.Add([]byte(`{"version":1,"counters":null}`), []byte(`[]`))
+	f.Add([]byte(`{`), []byte(`{"version":1,"rests":[{"key":"\u00e9\u2028","until":"9999-12-31T23:59:59.999999999Z"}]}`))
+	f.Fuzz(func(t *testing.T, counters, rests []byte) {
+		dir := t.TempDir()
+		for name, data := range map[string][]byte{countersFile: counters, restsFile: rests} {
+			if len(data) > 0 {
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		clk := clock.NewFake(t0)
+		s, err := Open(Options{Dir: dir, Clock: clk})
+		if err != nil {
+			if !strings.Contains(err.Error(), countersFile) && !strings.Contains(err.Error(), restsFile) {
+				t.Fatalf("error names no file: %v", err)
+			}
+			return
+		}
+		defer s.Close()
+		checkLoaded(t, s)
+
+		// Save everything, as a running store would, then load it again.
+		s.mu.Lock()
+		s.dirty = true
+		all := s.restsLocked(time.Time{}, true)
+		s.mu.Unlock()
+		if err := s.flushCounts(); err != nil {
+			t.Fatalf("flushCounts: %v", err)
+		}
+		if err := s.writeRests(all); err != nil {
+			t.Fatalf("writeRests: %v", err)
+		}
+		again, err := Open(Options{Dir: dir, Clock: clk})
+		if err != nil {
+			t.Fatalf("a saved snapshot does not load: %v", err)
+		}
+		defer again.Close()
+		if a, b := dump(s), dump(again); !reflect.DeepEqual(a, b) {
+			t.Fatalf("state changed across save and load:\nbefore %v\nafter  %v", a, b)
+		}
+	})
+}
+
+// checkLoaded checks what load promises about the state it builds.
+func checkLoaded(t *testing.T, s *Store) {
+	t.Helper()
+	now := s.clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, c := range s.counters {
+		if len(c.slots) == 0 {
+			t.Fatalf("counter %q loaded without slots", key)
+		}
+		if !slices.IsSortedFunc(c.slots, func(a, b slot) int { return cmp.Compare(a.idx, b.idx) }) {
+			t.Fatalf("counter %q: slots not sorted: %v", key, c.slots)
+		}
+		for _, sl := range c.slots {
+			if sl.expires <= now.UnixNano() {
+				t.Fatalf("counter %q: slot %d loaded expired (%d <= %d)", key, sl.idx, sl.expires, now.UnixNano())
+			}
+		}
+	}
+	for key, r := range s.rests {
+		if key == "" || r.Key != key || !r.Active(now) {
+			t.Fatalf("rest %q loaded: %+v", key, r)
+		}
+	}
+}
+
+// dump is a store's state in comparable form: slots as they are, rests
+// with their times in UTC (a file may carry any zone).
+func dump(s *Store) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]any{}
+	for key, c := range s.counters {
+		out["c "+key] = append([]slot(nil), c.slots...)
+	}
+	for key, r := range s.rests {
+		r.Until, r.Since = r.Until.UTC(), r.Since.UTC()
+		out["r "+key] = r
+	}
+	return out
+}
