@@ -34,6 +34,21 @@ func spendAll(t *testing.T, s *Store, limit int64) int {
 	return 0
 }
 
+// waitView waits for s's view of sp's window to see want, a "view" event
+// at a time, advancing nothing.
+func waitView(t *testing.T, s *Store, views <-chan string, sp state.Spend, want int64) {
+	t.Helper()
+	for {
+		s.mu.Lock()
+		seen, own := s.windowLocked(sp, s.clock.Now())
+		s.mu.Unlock()
+		if seen+own == want {
+			return
+		}
+		waitHook(t, views, "view")
+	}
+}
+
 // tick advances clk a second at a time, firing the stores' probes and
 // refreshes, until cond holds.
 func tick(t *testing.T, what string, clk *clock.Fake, cond func() bool) {
@@ -62,10 +77,11 @@ func TestOutageSpendsAShareAndReseeds(t *testing.T) {
 	b := openStore(t, Options{URL: rs.URL(), Namespace: "share", Clock: clk, OpTimeout: 300 * time.Millisecond, hook: hookB})
 	mustSpend(t, a, day(limit, 3), -1)
 	mustSpend(t, b, day(limit, 4), -1)
-	// a last saw 3; its refresh, a second later, sees 7.
+	// a last saw 3; its refresh, a second later, sees 7. A "view" may come
+	// from a refresh that ran before b's spend: wait for the view itself.
 	clk.Advance(time.Second)
-	waitHook(t, viewsA, "view")
-	waitHook(t, viewsB, "view")
+	waitView(t, a, viewsA, day(limit, 0), 7)
+	waitView(t, b, viewsB, day(limit, 0), 7)
 	for name, s := range map[string]*Store{"a": a, "b": b} {
 		if n := s.Health().Instances; n != 2 {
 			t.Errorf("%s: Health.Instances = %d, want 2", name, n)
