@@ -350,7 +350,7 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 		if w.r.budget != nil {
 			var err error
 			if res, err = w.reserve(rt, req); err != nil {
-				var ex *quota.ExhaustedError
+				var ex *quota.SpentError
 				if errors.As(err, &ex) {
 					continue
 				}

@@ -228,7 +228,7 @@ func (w *walk) launchNext(hedge bool) bool {
 		if w.r.budget != nil {
 			var err error
 			res, err = w.reserve(rt, req)
-			var ex *quota.ExhaustedError
+			var ex *quota.SpentError
 			if errors.As(err, &ex) {
 				if ex.TooLarge {
 					w.tooLarge++
