@@ -21,7 +21,7 @@ import (
 // stream went silent for longer than the chain's idle timeout.
 var errStalled = errors.New("the stream went silent")
 
-// Stream answers req on the chain as a stream. The routes race for the
+// Stream answers req on the chain ch as a stream. The routes race for the
 // first token exactly as Chat races for an answer: failover, hedging and
 // rests are the same walk, and the attempt timeout is a first-token timeout
 // (seed 003: "time out on the first token rather than the whole response").
@@ -33,8 +33,8 @@ var errStalled = errors.New("the stream went silent")
 // continuations included: a stream still running at the deadline ends with
 // a *BrokenError of class timeout (issue 10: a token every 0.9 s held a
 // stream with a 6 s deadline for 17 s).
-func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request) (*RoutedStream, error) {
-	w, err := r.newWalk(ctx, chain, id, req, true)
+func (r *Router) Stream(ctx context.Context, ch *config.Chain, id string, req *llm.Request) (*RoutedStream, error) {
+	w, err := r.newWalk(ctx, ch, id, req, true)
 	if err != nil {
 		return nil, err
 	}

@@ -86,10 +86,9 @@ type Skip struct {
 	Until  time.Time
 }
 
-func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request, stream bool) (*walk, error) {
-	ch := r.plan.Chains[chain]
+func (r *Router) newWalk(ctx context.Context, ch *config.Chain, id string, req *llm.Request, stream bool) (*walk, error) {
 	if ch == nil {
-		return nil, fmt.Errorf("route: %w %q", ErrUnknownChain, chain)
+		return nil, fmt.Errorf("route: no chain given: %w", ErrUnknownChain)
 	}
 	now := r.clock.Now()
 	req, kept := keepExchanges(req, ch.KeepExchanges)
