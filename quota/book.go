@@ -48,9 +48,11 @@ func New(o Options) *Book {
 	return &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
 }
 
-// ExhaustedError reports a budget that cannot take a request. The router
-// skips the route without calling it.
-type ExhaustedError struct {
+// SpentError reports a budget window spent: the route (or its provider's
+// account) cannot take this request now. The router skips the route
+// without calling it. It is not the chain's failure to answer
+// (route.ExhaustedError): other routes may still take the request.
+type SpentError struct {
 	// Route is the route's ID.
 	Route string
 	// Limit names the window: "rpm", "rpd", "tpm", "tpd", or the same with a
@@ -66,7 +68,7 @@ type ExhaustedError struct {
 	TooLarge bool
 }
 
-func (e *ExhaustedError) Error() string {
+func (e *SpentError) Error() string {
 	if e.TooLarge {
 		return fmt.Sprintf("quota: %s: request larger than the %s limit", e.Route, e.Limit)
 	}
@@ -118,7 +120,7 @@ func limitName(s scope, k kind) string {
 // provider, every window at once. tokens is the request's estimate plus the
 // answer it may produce; RequestTokens computes it. margin is the chain's
 // safety margin (see the package doc). A budget that cannot take the
-// request gives an *ExhaustedError. Any other error is the Store's, wrapped:
+// request gives a *SpentError. Any other error is the Store's, wrapped:
 // the router then treats the route as allowed, calls it without a
 // reservation, and Settle(nil) does nothing. A route with no limit at all
 // (none configured for it or its provider, none learned from headers) is
@@ -164,7 +166,7 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	if failed >= 0 && failed < len(spends) {
 		b.ledger.closed(res)
 		m := metas[failed]
-		e := &ExhaustedError{Route: r.ID, Limit: limitName(m.s, m.k)}
+		e := &SpentError{Route: r.ID, Limit: limitName(m.s, m.k)}
 		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], m.w)
 		if err != nil {
 			// The refusal stands; only its time is a guess.

@@ -149,7 +149,8 @@ func (r *Router) Close() { r.wg.Wait() }
 // Plan returns the router's plan.
 func (r *Router) Plan() *config.Plan { return r.plan }
 
-// ErrUnknownChain is wrapped by the error for a model that names no chain.
+// ErrUnknownChain is wrapped by the error for a model that names no chain
+// (and by Chat and Stream's error for a nil chain).
 var ErrUnknownChain = errors.New("unknown chain")
 
 // Result is the answer of a chain.
@@ -160,10 +161,11 @@ type Result struct {
 	Attempts int
 }
 
-// Chat answers req on the chain named chain. id is the request id written
-// to the call log.
-func (r *Router) Chat(ctx context.Context, chain, id string, req *llm.Request) (*Result, error) {
-	w, err := r.newWalk(ctx, chain, id, req, false)
+// Chat answers req on the chain ch (one of the plan's: the caller looked
+// it up once, from the request's model). id is the request id written to
+// the call log.
+func (r *Router) Chat(ctx context.Context, ch *config.Chain, id string, req *llm.Request) (*Result, error) {
+	w, err := r.newWalk(ctx, ch, id, req, false)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 // stream went silent for longer than the chain's idle timeout.
 var errStalled = errors.New("the stream went silent")
 
-// Stream answers req on the chain as a stream. The routes race for the
+// Stream answers req on the chain ch as a stream. The routes race for the
 // first token exactly as Chat races for an answer: failover, hedging and
 // rests are the same walk, and the attempt timeout is a first-token timeout
 // (seed 003: "time out on the first token rather than the whole response").
@@ -42,8 +42,8 @@ var errStalled = errors.New("the stream went silent")
 // empty after its first token: the request is taken up afresh by the next
 // eligible route (any route: there is no answer text to continue), and
 // ends with a *BrokenError of class empty when none can.
-func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request) (*RoutedStream, error) {
-	w, err := r.newWalk(ctx, chain, id, req, true)
+func (r *Router) Stream(ctx context.Context, ch *config.Chain, id string, req *llm.Request) (*RoutedStream, error) {
+	w, err := r.newWalk(ctx, ch, id, req, true)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +382,7 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 		if w.r.budget != nil {
 			var err error
 			if res, err = w.reserve(rt, req); err != nil {
-				var ex *quota.ExhaustedError
+				var ex *quota.SpentError
 				if errors.As(err, &ex) {
 					continue
 				}

@@ -92,10 +92,9 @@ type Skip struct {
 	Until  time.Time
 }
 
-func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request, stream bool) (*walk, error) {
-	ch := r.plan.Chains[chain]
+func (r *Router) newWalk(ctx context.Context, ch *config.Chain, id string, req *llm.Request, stream bool) (*walk, error) {
 	if ch == nil {
-		return nil, fmt.Errorf("route: %w %q", ErrUnknownChain, chain)
+		return nil, fmt.Errorf("route: no chain given: %w", ErrUnknownChain)
 	}
 	now := r.clock.Now()
 	req, kept := keepExchanges(req, ch.KeepExchanges)
@@ -277,7 +276,7 @@ func (w *walk) try(rt *config.Route, hedge bool) (skip Skip, tooLarge, started b
 	if w.r.budget != nil {
 		var err error
 		res, err = w.reserve(rt, req)
-		var ex *quota.ExhaustedError
+		var ex *quota.SpentError
 		if errors.As(err, &ex) {
 			if ex.TooLarge {
 				return Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, true, false
