@@ -196,9 +196,6 @@ type Route struct {
 	DisabledReason string
 }
 
-// Key returns the quota key of the route's own counts.
-func (r *Route) Key() string { return r.ID }
-
 // FallbackKind is what answers when every route of a chain failed.
 type FallbackKind int
 

@@ -16,6 +16,7 @@ import (
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -60,7 +61,7 @@ type Attempt struct {
 	// Error is a short redacted reason, "" for ok.
 	Error string
 	// RestKey and RestUntil name the rest this attempt caused, if any.
-	RestKey   string
+	RestKey   rest.Key
 	RestUntil time.Time
 	Hedge     bool
 	Stream    bool
@@ -366,7 +367,7 @@ func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Att
 		r: r, ch: ch, id: "probe", req: req, parent: ctx, bg: context.WithoutCancel(ctx),
 		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
 		order: ch.Routes, provFailed: map[string]bool{}, inflight: map[*config.Route]*outcome{},
-		rests: map[string]state.Rest{},
+		rests: map[rest.Key]state.Rest{},
 	}
 	win, err := w.round()
 	if err != nil {
@@ -383,8 +384,8 @@ func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Att
 	}
 	r.finishOK(w, win, win.resp.Usage, win.resp.UsageKnown, win.resp.Header, win.start)
 	win.cancel(context.Canceled)
-	for _, key := range []string{rt.ID, ProviderKey(rt.Provider.Name)} {
-		_ = r.store.ClearRest(sctx, key, false)
+	for _, key := range rest.KeysOf(rt) {
+		_ = r.store.ClearRest(sctx, key.String(), false)
 	}
 	return &Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model, Latency: win.latency, Status: http.StatusOK, Class: failure.OK,
 		TokensIn: win.resp.Usage.PromptTokens, TokensOut: win.resp.Usage.CompletionTokens}, nil

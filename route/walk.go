@@ -15,6 +15,7 @@ import (
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -48,7 +49,7 @@ type walk struct {
 	order      []*config.Route
 	next       int
 	taken      map[*config.Route]bool // started out of order, by a hedge
-	rests      map[string]state.Rest
+	rests      map[rest.Key]state.Rest
 	provFailed map[string]bool
 	inflight   map[*config.Route]*outcome
 	results    chan *outcome
@@ -125,9 +126,9 @@ func (w *walk) loadRests(ctx context.Context) {
 	if err != nil {
 		w.r.log.Warn("state store: reading rests failed; routing without them", "err", err)
 	}
-	w.rests = make(map[string]state.Rest, len(rs))
+	w.rests = make(map[rest.Key]state.Rest, len(rs))
 	for _, x := range rs {
-		w.rests[x.Key] = x
+		w.rests[rest.ParseKey(x.Key)] = x
 	}
 }
 
@@ -313,13 +314,13 @@ func (w *walk) ineligible(rt *config.Route) (Skip, bool) {
 		return Skip{Route: rt.ID, Reason: "no adapter for provider " + rt.Provider.Name}, true
 	}
 	now := w.r.clock.Now()
-	for _, key := range [2]string{rt.ID, ProviderKey(rt.Provider.Name)} {
-		if rest, ok := w.rests[key]; ok && rest.Active(now) {
-			what := "resting (" + rest.Class + ")"
-			if rest.Manual {
+	for _, key := range rest.KeysOf(rt) {
+		if rs, ok := w.rests[key]; ok && rs.Active(now) {
+			what := "resting (" + rs.Class + ")"
+			if rs.Manual {
 				what = "paused by hand"
 			}
-			return Skip{Route: rt.ID, Reason: what, Until: rest.Until}, true
+			return Skip{Route: rt.ID, Reason: what, Until: rs.Until}, true
 		}
 	}
 	return Skip{}, false
@@ -344,9 +345,6 @@ func (w *walk) hedgeable(rt *config.Route) bool {
 	n, limited := left.DailyLeft()
 	return !limited || n > int64(w.ch.HedgeMinDaily)
 }
-
-// ProviderKey is the rest key that rests every route of a provider.
-func ProviderKey(name string) string { return "provider:" + name }
 
 // launch starts one attempt in its own goroutine. The attempt's context
 // ends with its own timeout (clipped to the chain's deadline), a lost race,
@@ -562,20 +560,20 @@ func (w *walk) rest(o *outcome, v failure.Verdict, a *Attempt, now time.Time) {
 	if until.IsZero() {
 		return
 	}
-	key := rt.ID
+	key := rest.RouteKey(rt.ID)
 	if scope == failure.ScopeProvider {
-		key = ProviderKey(rt.Provider.Name)
+		key = rest.ProviderKey(rt.Provider.Name)
 	}
-	rest := state.Rest{Key: key, Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
-	if err := r.store.SetRest(w.background(), rest); err != nil {
-		r.log.Warn("state store: recording a rest failed", "key", key, "err", err)
+	rs := state.Rest{Key: key.String(), Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
+	if err := r.store.SetRest(w.background(), rs); err != nil {
+		r.log.Warn("state store: recording a rest failed", "key", rs.Key, "err", err)
 	}
 	if w.rests != nil {
-		w.rests[key] = rest
+		w.rests[key] = rs
 	}
 	a.RestKey, a.RestUntil = key, until
 	if v.Class == failure.Gone || v.Class == failure.Auth || v.Class == failure.BadConfig {
-		r.log.Error("route taken out of service", "route", rt.ID, "class", v.Class.String(), "rest", key, "until", until, "reason", v.LogText())
+		r.log.Error("route taken out of service", "route", rt.ID, "class", v.Class.String(), "rest", rs.Key, "until", until, "reason", v.LogText())
 	}
 }
 
@@ -643,9 +641,9 @@ func (w *walk) soonest() (time.Time, bool) {
 	}
 	now := w.r.clock.Now()
 	for _, rt := range w.order {
-		for _, key := range [2]string{rt.ID, ProviderKey(rt.Provider.Name)} {
-			if rest, ok := w.rests[key]; ok && !rest.Manual && rest.Until.After(now) && (t.IsZero() || rest.Until.Before(t)) {
-				t = rest.Until
+		for _, key := range rest.KeysOf(rt) {
+			if rs, ok := w.rests[key]; ok && !rs.Manual && rs.Until.After(now) && (t.IsZero() || rs.Until.Before(t)) {
+				t = rs.Until
 			}
 		}
 	}

@@ -30,7 +30,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/quota"
-	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/stats"
 )
@@ -292,9 +292,10 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 				out.Routes = append(out.Routes, id)
 			}
 		}
-		switch r, ok := rests[route.ProviderKey(name)]; {
+		key := rest.ProviderKey(name).String()
+		switch r, ok := rests[key]; {
 		case pr.Disabled:
-			out.State, out.Rest = Disabled, &Rest{Key: route.ProviderKey(name), Class: Disabled, Reason: pr.DisabledReason}
+			out.State, out.Rest = Disabled, &Rest{Key: key, Class: Disabled, Reason: pr.DisabledReason}
 		case ok && r.Manual:
 			out.State, out.Rest = Paused, restOf(r)
 		case ok && r.Class == "rate_day":
@@ -364,7 +365,7 @@ func routeState(rt *config.Route, r Route, rests map[string]state.Rest) (string,
 		return Disabled, &Rest{Key: rt.ID, Class: Disabled, Reason: rt.DisabledReason}
 	}
 	own, ownOK := rests[rt.ID]
-	prov, provOK := rests[route.ProviderKey(rt.Provider.Name)]
+	prov, provOK := rests[rest.ProviderKey(rt.Provider.Name).String()]
 	switch {
 	case ownOK && own.Manual:
 		return Paused, restOf(own)
