@@ -103,6 +103,8 @@ type Router struct {
 	clock  clock.Clock
 	rec    Recorder
 	log    *slog.Logger
+	// policy says how long each failure rests, and what.
+	policy rest.Policy
 
 	wg sync.WaitGroup // drains of cancelled attempts
 
@@ -136,7 +138,7 @@ func New(o Options) (*Router, error) {
 	}
 	return &Router{
 		plan: o.Plan, ups: o.Upstreams, store: o.Store, budget: o.Budget,
-		clock: o.Clock, rec: o.Recorder, log: o.Logger,
+		clock: o.Clock, rec: o.Recorder, log: o.Logger, policy: rest.NewPolicy(o.Plan.Rest),
 		stats: make(map[string]*routeStats),
 	}, nil
 }

@@ -556,13 +556,9 @@ func (w *walk) rest(o *outcome, v failure.Verdict, a *Attempt, now time.Time) {
 	r := w.r
 	rt := o.route
 	streak := r.observe(rt.ID, false, 0)
-	until, scope := r.plan.Rest.Rest(v, now, streak, func(t time.Time) time.Time { return quota.NextReset(rt.Reset, t) })
+	until, key := r.policy.Rest(v, rt, now, streak, quota.NextReset(rt.Reset, now))
 	if until.IsZero() {
 		return
-	}
-	key := rest.RouteKey(rt.ID)
-	if scope == failure.ScopeProvider {
-		key = rest.ProviderKey(rt.Provider.Name)
 	}
 	rs := state.Rest{Key: key.String(), Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
 	if err := r.store.SetRest(w.background(), rs); err != nil {
