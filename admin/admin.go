@@ -10,7 +10,7 @@
 //	POST /admin/probe   {"route": ...} or {"provider": ...} (probes its first enabled route)
 //
 // Send the token as "Authorization: Bearer <token>". A pause set here is a
-// manual rest (state.Rest.Manual): only a resume lifts it, whatever the
+// manual rest (rest.Pause): only a resume lifts it, whatever the
 // router sees meanwhile. A probe calls the route with a tiny request; when
 // it answers, an automatic rest of the route and its provider is lifted but
 // a pause set by hand stays (seed 004: "resumes any that were paused
@@ -40,6 +40,7 @@ import (
 	"unicode"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
@@ -203,29 +204,27 @@ func (h *Handler) target(req Request, action string) (key rest.Key, status int, 
 
 func (h *Handler) pause(w http.ResponseWriter, r *http.Request, key rest.Key, req Request) {
 	now := h.o.Clock.Now()
-	p := state.Rest{Key: key.String(), Class: "paused", Manual: true, Since: now, Reason: "paused by hand"}
+	var until time.Time
 	if req.For != "" {
 		d, err := time.ParseDuration(req.For)
 		if err != nil || d <= 0 {
 			writeError(w, http.StatusBadRequest, "invalid_for", `"for" must be a positive duration such as "30m" or "2h"`)
 			return
 		}
-		p.Until = now.Add(d)
+		until = now.Add(d)
 	}
-	if s := cleanReason(req.Reason); s != "" {
-		p.Reason = "paused by hand: " + s
-	}
-	rep := Reply{OK: true, Action: "pause", Key: key, Until: timePtr(p.Until)}
-	if !h.stored(w, h.o.Store.SetRest(r.Context(), p), &rep) {
+	_, err := rest.Pause(r.Context(), h.o.Store, key, now, until, cleanReason(req.Reason))
+	rep := Reply{OK: true, Action: "pause", Key: key, Until: timePtr(until)}
+	if !h.stored(w, err, &rep) {
 		return
 	}
-	h.o.Logger.Info("admin: paused", "key", p.Key, "until", p.Until)
+	h.o.Logger.Info("admin: paused", "key", key.String(), "until", until)
 	writeJSON(w, http.StatusOK, rep)
 }
 
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, key rest.Key) {
 	rep := Reply{OK: true, Action: "resume", Key: key}
-	if !h.stored(w, h.o.Store.ClearRest(r.Context(), key.String(), true), &rep) {
+	if !h.stored(w, rest.Resume(r.Context(), h.o.Store, key), &rep) {
 		return
 	}
 	h.o.Logger.Info("admin: resumed", "key", key.String())
@@ -274,7 +273,10 @@ func (h *Handler) probe(w http.ResponseWriter, r *http.Request, key rest.Key) {
 			return // the operator went away
 		}
 		if a != nil {
-			rep.Error, rep.Class = a.Error, classOf(a.Error)
+			rep.Error = a.Error
+			if a.Class != failure.OK {
+				rep.Class = a.Class.String()
+			}
 		}
 		if rep.Error == "" {
 			rep.Error = "the probe failed without an answer (budget spent or the deadline passed)"
@@ -286,16 +288,6 @@ func (h *Handler) probe(w http.ResponseWriter, r *http.Request, key rest.Key) {
 	rep.Class, rep.LatencyMS = a.Class.String(), a.Latency.Milliseconds()
 	h.o.Logger.Info("admin: probe answered", "route", id, "latency", a.Latency)
 	writeJSON(w, http.StatusOK, rep)
-}
-
-// classOf keeps the class-like head of a redacted reason ("overloaded: ..."
-// gives "overloaded").
-func classOf(reason string) string {
-	head, _, _ := strings.Cut(reason, ":")
-	if strings.ContainsFunc(head, func(r rune) bool { return !(r == '_' || unicode.IsLower(r) || unicode.IsDigit(r)) }) {
-		return ""
-	}
-	return head
 }
 
 // cleanReason keeps printable characters of an operator's reason, at most

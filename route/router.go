@@ -103,8 +103,9 @@ type Router struct {
 	clock  clock.Clock
 	rec    Recorder
 	log    *slog.Logger
-	// policy says how long each failure rests, and what.
-	policy rest.Policy
+	// rests applies the decision table's consequences: streaks, strikes
+	// and the rests they cause.
+	rests *rest.Keeper
 
 	wg sync.WaitGroup // drains of cancelled attempts
 
@@ -114,16 +115,7 @@ type Router struct {
 
 type routeStats struct {
 	ewmaMS float64 // decaying average latency of ok attempts
-	streak int     // failures in a row
-	silent int     // hedge races lost in silence since the route last answered
 }
-
-// silentStrikes is how many hedge races in a row a route may lose in
-// silence before it rests as a timeout (DESIGN.md: "2 in a row rest it as
-// timeout"). A route that hangs on every call but always loses the race
-// would otherwise never rest, and every request would wait the hedge delay
-// for it. The count is per instance, like the failure streak.
-const silentStrikes = 2
 
 // New returns a Router.
 func New(o Options) (*Router, error) {
@@ -138,7 +130,8 @@ func New(o Options) (*Router, error) {
 	}
 	return &Router{
 		plan: o.Plan, ups: o.Upstreams, store: o.Store, budget: o.Budget,
-		clock: o.Clock, rec: o.Recorder, log: o.Logger, policy: rest.NewPolicy(o.Plan.Rest),
+		clock: o.Clock, rec: o.Recorder, log: o.Logger,
+		rests: rest.NewKeeper(rest.Options{Policy: rest.NewPolicy(o.Plan.Rest), Store: o.Store, DayEnd: quota.NextReset, Logger: o.Logger}),
 		stats: make(map[string]*routeStats),
 	}, nil
 }
@@ -218,60 +211,19 @@ func (r *Router) ordered(ch *config.Chain) []*config.Route {
 	return out
 }
 
-// observe updates the in-memory stats of a route and returns its failure
-// streak including this attempt.
-func (r *Router) observe(id string, ok bool, latency time.Duration) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stats[id]
-	if s == nil {
-		s = &routeStats{}
-		r.stats[id] = s
-	}
-	if ok {
-		s.streak, s.silent = 0, 0
-		s.addLatency(latency)
-		return 0
-	}
-	s.streak++
-	return s.streak
+// answered notes that rt answered after latency: its latency counts, and
+// its failure streak and silent strikes start again.
+func (r *Router) answered(rt *config.Route, latency time.Duration) {
+	r.noteLatency(rt.ID, latency)
+	r.rests.Answered(rt)
 }
 
-// strike counts a race the route lost in silence and returns how many it
-// has lost so in a row, this one included. At silentStrikes the count
-// starts again: the rest it causes is the consequence, and a route back
-// from its rest gets a fresh count.
-func (r *Router) strike(id string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stats[id]
-	if s == nil {
-		s = &routeStats{}
-		r.stats[id] = s
-	}
-	s.silent++
-	n := s.silent
-	if n >= silentStrikes {
-		s.silent = 0
-	}
-	return n
-}
-
-// unstrike clears a route's silent losses: it lost a race having started
-// to answer, so it does not hang.
-func (r *Router) unstrike(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s := r.stats[id]; s != nil {
-		s.silent = 0
-	}
-}
-
-// observeSlow feeds a lower bound of a route's latency: a hedge loser had
-// been silent for at least d. It is not a failure (the decision table
-// rests nothing for a lost race), but a latency-aware chain should stop
-// putting a route that keeps losing races first.
-func (r *Router) observeSlow(id string, d time.Duration) {
+// noteLatency feeds a route's latency: an answer's, or a lower bound of
+// it, when a hedge loser had been silent for at least d. A lost race is not
+// a failure (the decision table rests nothing for it), but a
+// latency-aware chain should stop putting a route that keeps losing races
+// first.
+func (r *Router) noteLatency(id string, d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats[id]
@@ -315,7 +267,7 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	if lat == 0 {
 		lat = now.Sub(start)
 	}
-	r.observe(win.route.ID, true, lat)
+	r.answered(win.route, lat)
 	bctx := w.background()
 	if r.budget != nil {
 		if win.res != nil {
@@ -369,7 +321,7 @@ func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Att
 		r: r, ch: ch, id: "probe", req: req, parent: ctx, bg: context.WithoutCancel(ctx),
 		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
 		order: ch.Routes, provFailed: map[string]bool{}, inflight: map[*config.Route]*outcome{},
-		rests: map[rest.Key]state.Rest{},
+		rests: rest.Table{},
 	}
 	win, err := w.round()
 	if err != nil {
@@ -380,15 +332,14 @@ func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Att
 	if win == nil {
 		f := Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model}
 		if len(w.failures) > 0 {
-			f.Error = w.failures[len(w.failures)-1].Reason
+			last := w.failures[len(w.failures)-1]
+			f.Error, f.Class = last.Reason, last.Class
 		}
 		return &f, fmt.Errorf("route: probe of %s failed: %s", rt.ID, f.Error)
 	}
 	r.finishOK(w, win, win.resp.Usage, win.resp.UsageKnown, win.resp.Header, win.start)
 	win.cancel(context.Canceled)
-	for _, key := range rest.KeysOf(rt) {
-		_ = r.store.ClearRest(sctx, key.String(), false)
-	}
+	_ = r.rests.Lift(sctx, rt)
 	return &Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model, Latency: win.latency, Status: http.StatusOK, Class: failure.OK,
 		TokensIn: win.resp.Usage.PromptTokens, TokensOut: win.resp.Usage.CompletionTokens}, nil
 }

@@ -163,7 +163,7 @@ func (s *RoutedStream) Next() (llm.Chunk, error) {
 	v := s.judge(err)
 	s.o.stream.Close()
 	s.o.err = err
-	s.w.settle(s.o, v)
+	s.w.rests.Put(s.w.settle(s.o, v))
 	if s.w.parent.Err() != nil {
 		s.end(false)
 		return llm.Chunk{}, s.w.parent.Err()
@@ -398,7 +398,7 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 		delete(w.inflight, rt)
 		o.part = s.parts + 1
 		if o.err != nil {
-			w.settle(o, w.judge(o))
+			w.rests.Put(w.settle(o, w.judge(o)))
 			if w.parent.Err() != nil {
 				return llm.Chunk{}, false
 			}

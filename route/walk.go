@@ -16,7 +16,6 @@ import (
 	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/rest"
-	"github.com/tollfree/tollfree/state"
 )
 
 // The causes an attempt's context is cancelled with, so that its outcome
@@ -49,7 +48,7 @@ type walk struct {
 	order      []*config.Route
 	next       int
 	taken      map[*config.Route]bool // started out of order, by a hedge
-	rests      map[rest.Key]state.Rest
+	rests      rest.Table
 	provFailed map[string]bool
 	inflight   map[*config.Route]*outcome
 	results    chan *outcome
@@ -91,6 +90,9 @@ type Skip struct {
 	Route  string
 	Reason string
 	Until  time.Time
+	// Class is the failure class of an attempt that failed; failure.OK for
+	// a route that was not called, or a reason that is no attempt's.
+	Class failure.Class
 }
 
 func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request, stream bool) (*walk, error) {
@@ -122,13 +124,10 @@ func (w *walk) background() context.Context { return w.bg }
 // loadRests reads the rests in force. A store that cannot answer leaves the
 // walk with no rests known: it is better to call a resting route than none.
 func (w *walk) loadRests(ctx context.Context) {
-	rs, err := w.r.store.Rests(ctx, w.r.clock.Now())
+	var err error
+	w.rests, err = rest.Load(ctx, w.r.store, w.r.clock.Now())
 	if err != nil {
 		w.r.log.Warn("state store: reading rests failed; routing without them", "err", err)
-	}
-	w.rests = make(map[rest.Key]state.Rest, len(rs))
-	for _, x := range rs {
-		w.rests[rest.ParseKey(x.Key)] = x
 	}
 }
 
@@ -313,15 +312,12 @@ func (w *walk) ineligible(rt *config.Route) (Skip, bool) {
 	if _, ok := w.r.ups[rt.Provider.Name]; !ok {
 		return Skip{Route: rt.ID, Reason: "no adapter for provider " + rt.Provider.Name}, true
 	}
-	now := w.r.clock.Now()
-	for _, key := range rest.KeysOf(rt) {
-		if rs, ok := w.rests[key]; ok && rs.Active(now) {
-			what := "resting (" + rs.Class + ")"
-			if rs.Manual {
-				what = "paused by hand"
-			}
-			return Skip{Route: rt.ID, Reason: what, Until: rs.Until}, true
+	if rs, ok := w.rests.Holding(rt, w.r.clock.Now()); ok {
+		what := "resting (" + rs.Class.String() + ")"
+		if rs.Manual {
+			what = "paused by hand"
 		}
+		return Skip{Route: rt.ID, Reason: what, Until: rs.Until}, true
 	}
 	return Skip{}, false
 }
@@ -491,7 +487,8 @@ func (w *walk) silentLoser(o *outcome) bool {
 // returns an error when the failure belongs to the caller.
 func (w *walk) failed(o *outcome) error {
 	v := w.judge(o)
-	until := w.settle(o, v)
+	made := w.settle(o, v)
+	w.rests.Put(made)
 	rt := o.route
 	switch {
 	case v.Class == failure.BadRequest,
@@ -504,13 +501,16 @@ func (w *walk) failed(o *outcome) error {
 	case v.Scope == failure.ScopeProvider:
 		w.provFailed[rt.Provider.Name] = true
 	}
-	w.failures = append(w.failures, Skip{Route: rt.ID, Reason: v.Class.String(), Until: until})
+	w.failures = append(w.failures, Skip{Route: rt.ID, Reason: v.Class.String(), Until: made.Until, Class: v.Class})
 	return nil
 }
 
-// settle records an attempt that did not win, rests what it caused, and
-// settles its budget. It returns the end of the rest it caused, if any.
-func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
+// settle records an attempt that did not win, rests what it caused (the
+// rest package decides), and settles its budget. It returns the rest it
+// caused, the zero Rest when none. It runs on the request's goroutine or a
+// drain's: it leaves the walk's own table of rests alone, for the request's
+// goroutine to note the rest (failed).
+func (w *walk) settle(o *outcome, v failure.Verdict) rest.Rest {
 	r := w.r
 	rt := o.route
 	now := r.clock.Now()
@@ -520,23 +520,12 @@ func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
 		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
 	}
 	ctx := w.background()
-	rv := v // what a rest follows
-	if context.Cause(o.ctx) == errLostRace {
-		switch v.Class {
-		case failure.SilentLoser:
-			r.observeSlow(rt.ID, a.Latency)
-			if n := r.strike(rt.ID); n >= silentStrikes {
-				rv = failure.Verdict{Class: failure.SilentLoser.RestClass(), Scope: failure.ScopeRoute,
-					Message: fmt.Sprintf("silent when another route answered, %d races in a row", n)}
-			}
-		case failure.Cancelled:
-			r.observeSlow(rt.ID, a.Latency)
-			r.unstrike(rt.ID) // it had started answering: not hung
-		}
+	lost := context.Cause(o.ctx) == errLostRace
+	if lost && (v.Class == failure.SilentLoser || v.Class == failure.Cancelled) {
+		r.noteLatency(rt.ID, a.Latency)
 	}
-	if rv.Class != failure.Cancelled && rv.Class != failure.SilentLoser && rv.Scope != failure.ScopeRequest {
-		w.rest(o, rv, a, now)
-	}
+	made := r.rests.Settle(ctx, rt, v, lost, now)
+	a.RestKey, a.RestUntil = made.Key, made.Until
 	if r.budget != nil {
 		if o.res != nil {
 			_ = r.budget.Settle(ctx, o.res, 0, false)
@@ -547,30 +536,7 @@ func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
 		}
 	}
 	r.record(a)
-	return a.RestUntil
-}
-
-// rest rests what v says for the attempt o, and notes the rest on its
-// record a.
-func (w *walk) rest(o *outcome, v failure.Verdict, a *Attempt, now time.Time) {
-	r := w.r
-	rt := o.route
-	streak := r.observe(rt.ID, false, 0)
-	until, key := r.policy.Rest(v, rt, now, streak, quota.NextReset(rt.Reset, now))
-	if until.IsZero() {
-		return
-	}
-	rs := state.Rest{Key: key.String(), Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
-	if err := r.store.SetRest(w.background(), rs); err != nil {
-		r.log.Warn("state store: recording a rest failed", "key", rs.Key, "err", err)
-	}
-	if w.rests != nil {
-		w.rests[key] = rs
-	}
-	a.RestKey, a.RestUntil = key, until
-	if v.Class == failure.Gone || v.Class == failure.Auth || v.Class == failure.BadConfig {
-		r.log.Error("route taken out of service", "route", rt.ID, "class", v.Class.String(), "rest", rs.Key, "until", until, "reason", v.LogText())
-	}
+	return made
 }
 
 // abandon cancels every attempt still in flight and hands their outcomes to
@@ -637,10 +603,8 @@ func (w *walk) soonest() (time.Time, bool) {
 	}
 	now := w.r.clock.Now()
 	for _, rt := range w.order {
-		for _, key := range rest.KeysOf(rt) {
-			if rs, ok := w.rests[key]; ok && !rs.Manual && rs.Until.After(now) && (t.IsZero() || rs.Until.Before(t)) {
-				t = rs.Until
-			}
+		if end := w.rests.Ends(rt, now); !end.IsZero() && (t.IsZero() || end.Before(t)) {
+			t = end
 		}
 	}
 	return t, !t.IsZero()
