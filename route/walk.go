@@ -29,59 +29,42 @@ var (
 	errRequestEnded  = errors.New("another route's failure ended the request")
 )
 
-// walk is one request's way down one chain. It is used by one goroutine,
-// the request's; attempts report back on results.
+// walk is one request's way down one chain: which routes it may take
+// (pick.go), the attempts it makes and races (attempt.go), and what each
+// failure means for it and for the route (settle.go). It is used by one
+// goroutine, the request's; attempts report back on results, and drains
+// of abandoned attempts read only what does not change.
 type walk struct {
 	r      *Router
 	ch     *config.Chain
 	id     string
 	req    *llm.Request
+	est    int    // estimated input tokens of req
+	kept   string // what keepExchanges dropped, for the call log
 	stream bool
 	parent context.Context
 	bg     context.Context // see background
 
 	start    time.Time
 	deadline time.Time
-	est      int    // estimated input tokens of req
-	kept     string // what keepExchanges dropped, for the call log
-
-	order      []*config.Route
-	next       int
-	taken      map[*config.Route]bool // started out of order, by a hedge
-	rests      rest.Table
+	order    []*config.Route
+	rests    rest.Table    // the rests in force, as this request knows them
+	waited   time.Duration // waited so far for a limited route (run)
+	// provFailed holds the providers that failed this round with a
+	// provider-wide failure: their other routes are not tried now.
 	provFailed map[string]bool
-	inflight   map[*config.Route]*outcome
-	results    chan *outcome
-	lastLaunch time.Time
-	noHedge    bool // no hedge candidate until the next launch
-	waited     time.Duration
 
-	started  int
-	skips    []Skip
-	failures []Skip
-	tooLarge int
-	unsup    unsupportedTally // routes that refused a field of the request
+	race  // the attempts of the round (attempt.go)
+	tally // what the round found, for the errors
 }
 
-// outcome is one attempt, from its start to its result.
-type outcome struct {
-	route  *config.Route
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  clock.Timer
-	res    *quota.Reservation
-	start  time.Time
-	hedge  bool
-	part   int
-	cut    string
-	lostAt time.Time // when the walk cancelled it for another's answer
-
-	// set by the attempt's goroutine before it reports
-	resp    *llm.Response
-	stream  llm.Stream
-	first   llm.Chunk
-	err     error
-	latency time.Duration
+// tally is what each route did in a round, for the error of a walk that
+// found no answer (exhausted).
+type tally struct {
+	skips    []Skip // routes not called, and why
+	failures []Skip // attempts that failed
+	tooLarge int
+	unsup    unsupportedTally // routes that refused a field of the request
 }
 
 // Skip says why a route was not called, or how it failed, for errors and
@@ -95,22 +78,30 @@ type Skip struct {
 	Class failure.Class
 }
 
+// newWalk starts a walk of req down the chain named chain, knowing the
+// rests in force.
 func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request, stream bool) (*walk, error) {
 	ch := r.plan.Chains[chain]
 	if ch == nil {
 		return nil, fmt.Errorf("route: %w %q", ErrUnknownChain, chain)
 	}
+	w := r.walkOn(ctx, ch, id, req, stream)
+	w.loadRests(ctx)
+	return w, nil
+}
+
+// walkOn starts a walk of req down ch. It knows no rest yet (see
+// loadRests).
+func (r *Router) walkOn(ctx context.Context, ch *config.Chain, id string, req *llm.Request, stream bool) *walk {
 	now := r.clock.Now()
 	req, kept := keepExchanges(req, ch.KeepExchanges)
-	w := &walk{
+	return &walk{
 		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx, bg: context.WithoutCancel(ctx), kept: kept,
 		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
 		order:      r.ordered(ch),
 		provFailed: make(map[string]bool),
-		inflight:   make(map[*config.Route]*outcome, 2),
+		race:       race{inflight: make(map[*config.Route]*outcome, 2)},
 	}
-	w.loadRests(ctx)
-	return w, nil
 }
 
 func (w *walk) close() {}
@@ -149,44 +140,146 @@ func (w *walk) run() (*outcome, error) {
 			return nil, fmt.Errorf("route: waiting for a limited route: %w", err)
 		}
 		w.waited += wait
-		w.next, w.taken, w.skips, w.failures, w.tooLarge, w.unsup = 0, nil, nil, nil, 0, unsupportedTally{}
+		w.next, w.taken, w.tally = 0, nil, tally{}
 		w.provFailed = make(map[string]bool)
 		w.loadRests(w.parent)
 	}
 }
 
-// round makes one pass over the chain.
+// waitFor says how long a non-interactive chain should wait for its soonest
+// limited route, and whether it may.
+func (w *walk) waitFor() (time.Duration, bool) {
+	if w.ch.Interactive || w.ch.WaitCap <= 0 {
+		return 0, false
+	}
+	soon, ok := w.soonest()
+	if !ok {
+		return 0, false
+	}
+	wait := soon.Sub(w.r.clock.Now())
+	if wait < 0 {
+		wait = 0
+	}
+	if w.waited+wait > w.ch.WaitCap || w.r.clock.Now().Add(wait).After(w.deadline) {
+		return wait, false
+	}
+	return wait, true
+}
+
+// soonest is the earliest time a skipped or rested route comes back.
+func (w *walk) soonest() (time.Time, bool) {
+	var t time.Time
+	for _, s := range w.skips {
+		if !s.Until.IsZero() && (t.IsZero() || s.Until.Before(t)) {
+			t = s.Until
+		}
+	}
+	now := w.r.clock.Now()
+	for _, rt := range w.order {
+		if end := w.rests.Ends(rt, now); !end.IsZero() && (t.IsZero() || end.Before(t)) {
+			t = end
+		}
+	}
+	return t, !t.IsZero()
+}
+
+func (w *walk) exhausted() error {
+	// Every route refused this request for what it is (too long, or a
+	// field it does not take): the caller gets the reason, nothing rests.
+	if unfit := w.tooLarge + w.unsup.n; unfit > 0 && unfit == len(w.order)-w.countDisabled() {
+		if w.unsup.first != nil {
+			return w.unsup.first
+		}
+		return &TooLargeError{Chain: w.ch.Name, Tokens: w.est, Largest: largestContext(w.order), MaxTokens: w.req.MaxTokens}
+	}
+	e := &ExhaustedError{Chain: w.ch.Name, Skips: append(w.skips, w.failures...)}
+	if t, ok := w.soonest(); ok {
+		e.RetryAt = t
+	}
+	if !w.ch.Interactive && w.ch.WaitCap > 0 && !e.RetryAt.IsZero() {
+		e.OverWaitCap = w.ch.WaitCap
+	}
+	return e
+}
+
+func (w *walk) countDisabled() int {
+	n := 0
+	for _, rt := range w.order {
+		if rt.Disabled {
+			n++
+		}
+	}
+	return n
+}
+
+func largestContext(rs []*config.Route) int {
+	m := 0
+	for _, rt := range rs {
+		if rt.MaxContext > m {
+			m = rt.MaxContext
+		}
+	}
+	return m
+}
+
+// Attempts and hedging: a round launches the routes of a chain, one after
+// another as each fails, and races the next against a slow one after the
+// chain's hedge delay; the first answer wins and the others are abandoned,
+// wound down by a drain goroutine the Router owns.
+
+// race is the attempts of the walk's current round.
+type race struct {
+	next       int                    // the next route of order to try
+	taken      map[*config.Route]bool // started out of order, by a hedge
+	inflight   map[*config.Route]*outcome
+	results    chan *outcome // every attempt of the round reports here
+	lastLaunch time.Time
+	noHedge    bool // no hedge candidate until the next launch
+	started    int  // attempts started, every round of the walk
+}
+
+// outcome is one attempt, from its start to its result.
+type outcome struct {
+	route  *config.Route
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  clock.Timer
+	res    *quota.Reservation
+	start  time.Time
+	hedge  bool
+	part   int
+	cut    string
+	lostAt time.Time // when the walk cancelled it for another's answer
+
+	// set by the attempt's goroutine before it reports
+	resp    *llm.Response
+	stream  llm.Stream
+	first   llm.Chunk
+	err     error
+	latency time.Duration
+}
+
+// round makes one pass over the chain: it launches the routes in order
+// until one answers, a failure belongs to the caller, the chain's deadline
+// passes, the caller goes away, or no route is left (nil, nil). A hedge
+// starts the next route when the last launched has been silent for the
+// hedge delay (see hedgeTimer).
 func (w *walk) round() (*outcome, error) {
 	w.results = make(chan *outcome, len(w.order))
 	dl := w.r.clock.NewTimer(w.deadline.Sub(w.r.clock.Now()))
 	defer dl.Stop()
-	maxIn := w.ch.MaxInFlight
-	if maxIn < 1 {
-		maxIn = 1
-	}
 	for {
 		if len(w.inflight) == 0 && !w.launchNext(false) {
 			return nil, nil
 		}
-		var hedgeC <-chan time.Time
-		var ht clock.Timer
-		if w.ch.HedgeDelay > 0 && !w.noHedge && len(w.inflight) < maxIn {
-			ht = w.r.clock.NewTimer(w.lastLaunch.Add(w.ch.HedgeDelay).Sub(w.r.clock.Now()))
-			hedgeC = ht.C()
-		}
+		ht := w.hedgeTimer()
 		select {
 		case o := <-w.results:
 			stopTimer(ht)
-			delete(w.inflight, o.route)
-			if o.err == nil {
-				w.abandon(errLostRace)
-				return o, nil
+			if win, done, err := w.landed(o); done {
+				return win, err
 			}
-			if err := w.failed(o); err != nil {
-				w.abandon(errRequestEnded)
-				return nil, err
-			}
-		case <-hedgeC:
+		case <-timerC(ht):
 			if !w.launchNext(true) {
 				w.noHedge = true
 			}
@@ -203,14 +296,50 @@ func (w *walk) round() (*outcome, error) {
 	}
 }
 
+// hedgeTimer returns a timer that fires when the next hedge is due: the
+// hedge delay after the last launch, on a chain that hedges, while a
+// candidate may be left and fewer than MaxInFlight attempts run. It is nil
+// when none is due.
+func (w *walk) hedgeTimer() clock.Timer {
+	if w.ch.HedgeDelay <= 0 || w.noHedge || len(w.inflight) >= max(w.ch.MaxInFlight, 1) {
+		return nil
+	}
+	return w.r.clock.NewTimer(w.lastLaunch.Add(w.ch.HedgeDelay).Sub(w.r.clock.Now()))
+}
+
+// landed takes an attempt's result. An answer wins: the other attempts
+// are abandoned as lost races. A failure is settled (failed), and one the
+// caller caused ends the request. done says whether the round is over.
+func (w *walk) landed(o *outcome) (win *outcome, done bool, err error) {
+	delete(w.inflight, o.route)
+	if o.err == nil {
+		w.abandon(errLostRace)
+		return o, true, nil
+	}
+	if err := w.failed(o); err != nil {
+		w.abandon(errRequestEnded)
+		return nil, true, err
+	}
+	return nil, false, nil
+}
+
 func stopTimer(t clock.Timer) {
 	if t != nil {
 		t.Stop()
 	}
 }
 
-// launchNext starts the next eligible route in order. For a hedge it
-// starts only a route with plenty of quota: when the next in order is
+// timerC is t's channel, or nil (a channel that never delivers) for no
+// timer.
+func timerC(t clock.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C()
+}
+
+// launchNext starts the next route in order that pick picks. For a hedge
+// it starts only a route with plenty of quota: when the next in order is
 // scarce, it looks past it (hedgePast) and leaves it in place for ordinary
 // failover. It reports whether it started one.
 func (w *walk) launchNext(hedge bool) bool {
@@ -220,20 +349,16 @@ func (w *walk) launchNext(hedge bool) bool {
 			w.next++ // a hedge already started it
 			continue
 		}
-		if skip, ok := w.ineligible(rt); ok {
-			w.next++
-			w.skips = append(w.skips, skip)
-			continue
-		}
-		if hedge && !w.hedgeable(rt) {
+		t, skip, why := w.pick(rt, w.req, w.est, hedge)
+		if why == notHedgeable {
 			return w.hedgePast()
 		}
 		w.next++
-		skip, tooLarge, started := w.try(rt, hedge)
-		if started {
+		switch why {
+		case picked:
+			w.launch(t, hedge)
 			return true
-		}
-		if tooLarge {
+		case notFitting:
 			w.tooLarge++
 		}
 		w.skips = append(w.skips, skip)
@@ -242,20 +367,18 @@ func (w *walk) launchNext(hedge bool) bool {
 }
 
 // hedgePast starts, as a hedge, the first route after the scarce one at
-// w.next that is eligible, hedgeable and can take the request (issue 10:
-// with [hung, scarce, plentiful] the hedge used to stop at the scarce
-// route and the request waited out the hung one's whole timeout). The
-// routes it passes keep their place: ordinary failover still reaches them
-// in order, and records why it skips any.
+// w.next that pick picks for a hedge (issue 10: with [hung, scarce,
+// plentiful] the hedge used to stop at the scarce route and the request
+// waited out the hung one's whole timeout). The routes it passes keep
+// their place: ordinary failover still reaches them in order, and records
+// why it skips any.
 func (w *walk) hedgePast() bool {
 	for _, rt := range w.order[w.next+1:] {
 		if w.taken[rt] {
 			continue
 		}
-		if _, no := w.ineligible(rt); no || !w.hedgeable(rt) {
-			continue
-		}
-		if _, _, started := w.try(rt, true); started {
+		if t, _, why := w.pick(rt, w.req, w.est, true); why == picked {
+			w.launch(t, true)
 			if w.taken == nil {
 				w.taken = make(map[*config.Route]bool, 2)
 			}
@@ -266,123 +389,57 @@ func (w *walk) hedgePast() bool {
 	return false
 }
 
-// try fits the request to rt, reserves rt's budget and launches it. When
-// rt cannot take the request it says why, and whether it is too large.
-func (w *walk) try(rt *config.Route, hedge bool) (skip Skip, tooLarge, started bool) {
-	req, cut, fits := fit(w.req, w.est, rt, w.ch)
-	if !fits {
-		return Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", w.est, rt.MaxContext)}, true, false
-	}
-	var res *quota.Reservation
-	if w.r.budget != nil {
-		var err error
-		res, err = w.reserve(rt, req)
-		var ex *quota.ExhaustedError
-		if errors.As(err, &ex) {
-			if ex.TooLarge {
-				return Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, true, false
-			}
-			return Skip{Route: rt.ID, Reason: "budget: " + ex.Limit + " spent", Until: ex.Until}, false, false
-		}
-		if err != nil {
-			w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
-		}
-	}
-	w.launch(rt, req, joinCut(w.kept, cut), res, hedge)
-	return Skip{}, false, true
-}
-
-func (w *walk) reserve(rt *config.Route, req *llm.Request) (*quota.Reservation, error) {
-	ctx := w.parent
-	est := w.est
-	if req != w.req {
-		est = quota.Estimate(req)
-	}
-	return w.r.budget.Reserve(ctx, rt, quota.AddTokens(est, quota.ExpectedOutput(req.MaxTokens, rt)), w.ch.Margin)
-}
-
-// ineligible reports why a route may not be called now.
-func (w *walk) ineligible(rt *config.Route) (Skip, bool) {
-	if rt.Disabled {
-		return Skip{Route: rt.ID, Reason: "disabled: " + rt.DisabledReason}, true
-	}
-	if w.provFailed[rt.Provider.Name] {
-		return Skip{Route: rt.ID, Reason: "provider " + rt.Provider.Name + " failed for this request"}, true
-	}
-	if _, ok := w.r.ups[rt.Provider.Name]; !ok {
-		return Skip{Route: rt.ID, Reason: "no adapter for provider " + rt.Provider.Name}, true
-	}
-	if rs, ok := w.rests.Holding(rt, w.r.clock.Now()); ok {
-		what := "resting (" + rs.Class.String() + ")"
-		if rs.Manual {
-			what = "paused by hand"
-		}
-		return Skip{Route: rt.ID, Reason: what, Until: rs.Until}, true
-	}
-	return Skip{}, false
-}
-
-// hedgeable reports whether a hedge may start rt: never a scarce route, and
-// otherwise only one with plenty of today's requests left.
-func (w *walk) hedgeable(rt *config.Route) bool {
-	if rt.Scarce {
-		return false
-	}
-	if rt.Plentiful {
-		return true
-	}
-	if w.r.budget == nil {
-		return rt.Limits.RPD == 0 || rt.Limits.RPD > w.ch.HedgeMinDaily
-	}
-	left, err := w.r.budget.Left(w.parent, rt)
-	if err != nil {
-		return false
-	}
-	n, limited := left.DailyLeft()
-	return !limited || n > int64(w.ch.HedgeMinDaily)
-}
-
-// launch starts one attempt in its own goroutine. The attempt's context
-// ends with its own timeout (clipped to the chain's deadline), a lost race,
-// or the caller going away; each with its own cause.
-func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota.Reservation, hedge bool) {
-	now := w.r.clock.Now()
-	timeout := attemptTimeout(rt, w.ch)
-	cause := context.DeadlineExceeded
-	if left := w.deadline.Sub(now); left < timeout {
-		timeout, cause = left, errChainDeadline
-	}
-	ctx, cancel := context.WithCancelCause(w.parent)
-	o := &outcome{route: rt, ctx: ctx, cancel: cancel, res: res, start: now, hedge: hedge, cut: cut}
-	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
-	w.inflight[rt] = o
-	w.started++
-	w.lastLaunch = now
-	w.noHedge = false
-	up := w.r.ups[rt.Provider.Name]
-	call := provider.Call{Model: rt.Model, Request: req, Extra: rt.Extra}
-	results := w.results
-	run := func() {
-		if w.stream {
-			o.stream, o.first, o.err = firstChunk(ctx, up, call)
-		} else {
-			o.resp, o.err = up.Chat(ctx, call)
-		}
-		o.latency = w.r.clock.Now().Sub(o.start)
-		if !w.stream || o.err != nil {
-			o.timer.Stop()
-		}
-		results <- o // buffered for every attempt of the round
-	}
+// launch starts the attempt t. Its context ends with its own timeout
+// (clipped to the chain's deadline), a lost race, or the caller going
+// away; each with its own cause. It reports on w.results.
+func (w *walk) launch(t ticket, hedge bool) {
+	o := w.open(t, hedge)
+	call := provider.Call{Model: t.route.Model, Request: t.req, Extra: t.route.Extra}
 	if w.ch.HedgeDelay <= 0 {
 		// Nothing will race this attempt: run it on the request's own
 		// goroutine. Its context still ends it at its timeout, the chain's
 		// deadline or the caller's leaving, and it saves a goroutine and a
 		// hand-off on every request.
-		run()
+		w.call(o, call, w.results)
 		return
 	}
-	go run()
+	go w.call(o, call, w.results)
+}
+
+// open makes the outcome of the attempt t, starts its timeout, and counts
+// it in flight.
+func (w *walk) open(t ticket, hedge bool) *outcome {
+	now := w.r.clock.Now()
+	timeout := attemptTimeout(t.route, w.ch)
+	cause := context.DeadlineExceeded
+	if left := w.deadline.Sub(now); left < timeout {
+		timeout, cause = left, errChainDeadline
+	}
+	ctx, cancel := context.WithCancelCause(w.parent)
+	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut)}
+	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
+	w.inflight[t.route] = o
+	w.started++
+	w.lastLaunch = now
+	w.noHedge = false
+	return o
+}
+
+// call makes the attempt o and reports it on results, which is buffered
+// for every attempt of the round. It runs on the request's goroutine or its
+// own, and reads only what does not change during the walk.
+func (w *walk) call(o *outcome, call provider.Call, results chan<- *outcome) {
+	up := w.r.ups[o.route.Provider.Name]
+	if w.stream {
+		o.stream, o.first, o.err = firstChunk(o.ctx, up, call)
+	} else {
+		o.resp, o.err = up.Chat(o.ctx, call)
+	}
+	o.latency = w.r.clock.Now().Sub(o.start)
+	if !w.stream || o.err != nil {
+		o.timer.Stop()
+	}
+	results <- o
 }
 
 // firstChunk opens a stream and waits for its first token: the first
@@ -436,6 +493,50 @@ const maxLead = 1 << 10
 func isToken(c llm.Chunk) bool {
 	return c.Reasoning != "" || len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != ""
 }
+
+// abandon cancels every attempt still in flight and hands their outcomes to
+// a drain goroutine.
+func (w *walk) abandon(cause error) {
+	if len(w.inflight) == 0 {
+		return
+	}
+	n := len(w.inflight)
+	now := w.r.clock.Now()
+	for _, o := range w.inflight {
+		if cause == errLostRace {
+			o.lostAt = now
+		}
+		o.cancel(cause)
+	}
+	w.inflight = make(map[*config.Route]*outcome, 2)
+	w.r.wg.Add(1)
+	go w.drain(w.results, n)
+}
+
+// drain winds down n abandoned attempts as they report on results: it
+// closes what they opened and settles each, since their calls still count
+// against the provider's quota. The Router owns it (Close waits for it). It
+// leaves alone what the request's goroutine still uses, such as the walk's
+// table of rests (see settle).
+func (w *walk) drain(results <-chan *outcome, n int) {
+	defer w.r.wg.Done()
+	for range n {
+		o := <-results
+		o.timer.Stop()
+		if o.stream != nil {
+			o.stream.Close()
+		}
+		if o.err == nil {
+			o.err = context.Cause(o.ctx)
+		}
+		w.settle(o, w.judge(o))
+	}
+}
+
+// Judging and settling: what an attempt that did not answer was (judge,
+// with the failure package's classifier), and what follows from it: the
+// rest package decides the rest (settle), the walk what it does next
+// (failed).
 
 // judge decides what an attempt's failure was. The context's cause comes
 // first: only the attempt's own timeout, and silence that lost a race, are
@@ -537,116 +638,6 @@ func (w *walk) settle(o *outcome, v failure.Verdict) rest.Rest {
 	}
 	r.record(a)
 	return made
-}
-
-// abandon cancels every attempt still in flight and hands their outcomes to
-// a goroutine that records them once they return (their calls still count
-// against the provider's quota).
-func (w *walk) abandon(cause error) {
-	if len(w.inflight) == 0 {
-		return
-	}
-	n := len(w.inflight)
-	now := w.r.clock.Now()
-	for _, o := range w.inflight {
-		if cause == errLostRace {
-			o.lostAt = now
-		}
-		o.cancel(cause)
-	}
-	w.inflight = make(map[*config.Route]*outcome, 2)
-	results := w.results
-	w.r.wg.Add(1)
-	go func() {
-		defer w.r.wg.Done()
-		for i := 0; i < n; i++ {
-			o := <-results
-			o.timer.Stop()
-			if o.stream != nil {
-				o.stream.Close()
-			}
-			if o.err == nil {
-				o.err = context.Cause(o.ctx)
-			}
-			w.settle(o, w.judge(o))
-		}
-	}()
-}
-
-// waitFor says how long a non-interactive chain should wait for its soonest
-// limited route, and whether it may.
-func (w *walk) waitFor() (time.Duration, bool) {
-	if w.ch.Interactive || w.ch.WaitCap <= 0 {
-		return 0, false
-	}
-	soon, ok := w.soonest()
-	if !ok {
-		return 0, false
-	}
-	wait := soon.Sub(w.r.clock.Now())
-	if wait < 0 {
-		wait = 0
-	}
-	if w.waited+wait > w.ch.WaitCap || w.r.clock.Now().Add(wait).After(w.deadline) {
-		return wait, false
-	}
-	return wait, true
-}
-
-// soonest is the earliest time a skipped or rested route comes back.
-func (w *walk) soonest() (time.Time, bool) {
-	var t time.Time
-	for _, s := range w.skips {
-		if !s.Until.IsZero() && (t.IsZero() || s.Until.Before(t)) {
-			t = s.Until
-		}
-	}
-	now := w.r.clock.Now()
-	for _, rt := range w.order {
-		if end := w.rests.Ends(rt, now); !end.IsZero() && (t.IsZero() || end.Before(t)) {
-			t = end
-		}
-	}
-	return t, !t.IsZero()
-}
-
-func (w *walk) exhausted() error {
-	// Every route refused this request for what it is (too long, or a
-	// field it does not take): the caller gets the reason, nothing rests.
-	if unfit := w.tooLarge + w.unsup.n; unfit > 0 && unfit == len(w.order)-w.countDisabled() {
-		if w.unsup.first != nil {
-			return w.unsup.first
-		}
-		return &TooLargeError{Chain: w.ch.Name, Tokens: w.est, Largest: largestContext(w.order), MaxTokens: w.req.MaxTokens}
-	}
-	e := &ExhaustedError{Chain: w.ch.Name, Skips: append(w.skips, w.failures...)}
-	if t, ok := w.soonest(); ok {
-		e.RetryAt = t
-	}
-	if !w.ch.Interactive && w.ch.WaitCap > 0 && !e.RetryAt.IsZero() {
-		e.OverWaitCap = w.ch.WaitCap
-	}
-	return e
-}
-
-func (w *walk) countDisabled() int {
-	n := 0
-	for _, rt := range w.order {
-		if rt.Disabled {
-			n++
-		}
-	}
-	return n
-}
-
-func largestContext(rs []*config.Route) int {
-	m := 0
-	for _, rt := range rs {
-		if rt.MaxContext > m {
-			m = rt.MaxContext
-		}
-	}
-	return m
 }
 
 func statusOf(err error) int {
