@@ -23,6 +23,15 @@
 // for it. An answer, even empty, is judged on what it holds: a stream that
 // ends with no content and no tool call is empty, however it ended.
 //
+// The code follows one request's way: pick.go decides whether a route may
+// take the request now (rests, a disabled route or failed provider, its
+// context, its budget, hedge eligibility), the one pick the walk, a
+// stream's continuation and a probe share; fit.go cuts the request to a
+// route's context; attempt.go launches attempts and races hedges; settle.go
+// judges an attempt that did not answer and settles it; walk.go holds a
+// walk's state and its errors; stream.go continues a broken stream;
+// probe.go calls one route by hand.
+//
 // What the router remembers lives in a state.Store (rests and pauses, read
 // and written through package rest) and a Budget (quota counts), so that a
 // restart or another instance sees the same rests; per-route latency is
