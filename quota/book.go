@@ -95,7 +95,9 @@ type scope struct {
 }
 
 func scopes(r *config.Route) []scope {
-	s := []scope{{key: rest.RouteKey(r.ID).String(), limits: r.Limits, reset: r.Reset}}
+	// The text of rest.RouteKey(r.ID) is r.ID itself; spelled so, scopes
+	// stays small enough to inline, and Reserve's slice off the heap.
+	s := []scope{{key: r.ID, limits: r.Limits, reset: r.Reset}}
 	if p := r.Provider; p != nil {
 		s = append(s, scope{key: rest.ProviderKey(p.Name).String(), provider: true, limits: p.Limits, reset: p.Reset})
 	}
