@@ -4,8 +4,9 @@
 // reads it. Package failure says what happened (the class and scope of an
 // attempt); rest says what follows from it. The router asks rest what to
 // do with an attempt that did not answer; the status page, the metrics and
-// the admin API read rests through it; nothing else formats a rest's key or
-// compares a rest's class as text.
+// the admin API read rests through it. Outside it, a rest's key and class
+// are text only where they are written down: the state store, the call
+// log, /status.json and the metrics' labels.
 //
 //   - Key names what a rest holds back: RouteKey(id) or ProviderKey(name).
 //     Its text ("groq/llama-3.3-70b-versatile", "provider:groq") is made and
