@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/tollfree/tollfree/failure"
 )
 
 // modelSpec is a model resolved from its preset entry and its config.
@@ -130,7 +128,7 @@ func (l *loader) compile() *Plan {
 			MaxMessages:       f.Server.MaxMessages,
 			MaxContentBytes:   int64(f.Server.MaxContent),
 		},
-		Rest: failure.Policy{
+		Rest: RestTimes{
 			Empty:      time.Duration(f.Rest.Empty),
 			MinuteMin:  time.Duration(f.Rest.MinuteMin),
 			MinuteMax:  time.Duration(f.Rest.MinuteMax),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -89,7 +90,9 @@ type Reservation struct {
 	settled     atomic.Bool
 }
 
-// scope is the route or its provider: a key prefix, limits and a reset rule.
+// scope is the route or its provider: a key prefix (the text of its
+// rest.Key, which also labels its budget on the status page and in the
+// metrics), limits and a reset rule.
 type scope struct {
 	key      string
 	provider bool
@@ -98,14 +101,14 @@ type scope struct {
 }
 
 func scopes(r *config.Route) []scope {
-	s := []scope{{key: r.Key(), limits: r.Limits, reset: r.Reset}}
+	// The text of rest.RouteKey(r.ID) is r.ID itself; spelled so, scopes
+	// stays small enough to inline, and Reserve's slice off the heap.
+	s := []scope{{key: r.ID, limits: r.Limits, reset: r.Reset}}
 	if p := r.Provider; p != nil {
-		s = append(s, scope{key: providerKey(p.Name), provider: true, limits: p.Limits, reset: p.Reset})
+		s = append(s, scope{key: rest.ProviderKey(p.Name).String(), provider: true, limits: p.Limits, reset: p.Reset})
 	}
 	return s
 }
-
-func providerKey(name string) string { return "provider:" + name }
 
 func counterKey(scopeKey string, k kind) string { return scopeKey + "|" + k.String() }
 
