@@ -9,8 +9,8 @@ import (
 	"github.com/tollfree/tollfree/admin"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
+	"github.com/tollfree/tollfree/internal/stats"
 	"github.com/tollfree/tollfree/route"
-	"github.com/tollfree/tollfree/stats"
 	"github.com/tollfree/tollfree/status"
 	"github.com/tollfree/tollfree/statuspage"
 )
