@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tollfree/tollfree/admin"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
+	"github.com/tollfree/tollfree/internal/admin"
 	"github.com/tollfree/tollfree/internal/stats"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
