@@ -10,9 +10,9 @@ import (
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/admin"
 	"github.com/tollfree/tollfree/internal/stats"
+	"github.com/tollfree/tollfree/internal/statuspage"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
-	"github.com/tollfree/tollfree/statuspage"
 )
 
 // Metrics is what exports the gateway's figures (package metrics, for
