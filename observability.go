@@ -6,13 +6,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tollfree/tollfree/admin"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
+	"github.com/tollfree/tollfree/internal/admin"
+	"github.com/tollfree/tollfree/internal/stats"
+	"github.com/tollfree/tollfree/internal/statuspage"
 	"github.com/tollfree/tollfree/route"
-	"github.com/tollfree/tollfree/stats"
 	"github.com/tollfree/tollfree/status"
-	"github.com/tollfree/tollfree/statuspage"
 )
 
 // Metrics is what exports the gateway's figures (package metrics, for

@@ -10,8 +10,9 @@ import (
 	"github.com/tollfree/tollfree/llm"
 )
 
-// benchRequest is the request of /work/shared/bench/chat.lua (1,642 bytes
-// of JSON as sent), so that figures compare with the load harness.
+// benchRequest is the request of the shared load harness's chat.lua
+// (1,642 bytes of JSON as sent; bench/run.sh runs that harness), so that
+// figures compare with the load harness.
 func benchRequest() *llm.Request {
 	system := "You are Atlas, the support assistant for Northwind Cloud, a hosting company. " +
 		"Answer questions about billing, deployments, DNS, TLS certificates and the status of services. " +

@@ -14,11 +14,13 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/figures"
 )
 
 // Stats aggregates call-log records per route and per day (`tollfree log
 // stats`, issue 6 part 5). Its memory grows with routes times days, never
-// with the number of records: latencies go into a fixed-ratio histogram.
+// with the number of records: latencies go into a fixed-ratio histogram
+// (figures.Histogram).
 // It is not safe for concurrent use.
 type Stats struct {
 	loc  *time.Location
@@ -35,7 +37,7 @@ type rowKey struct {
 // acc is one row being accumulated.
 type acc struct {
 	Row
-	lat latencies
+	lat figures.Histogram
 }
 
 // Row is one route on one day.
@@ -50,22 +52,23 @@ type Row struct {
 	Calls int `json:"calls"`
 	OK    int `json:"ok"`
 	// Failovers counts the attempts that sent their request on to the next
-	// route: every failure except cancelled (a lost hedge or a caller gone),
-	// silent_loser (a hedge lost in silence: another route had answered),
-	// bad_request and refused (those answer the caller with the provider's
-	// reason; refused fails over only in a chain that allows it, which the
-	// log does not say).
+	// route (figures.HandsOn): every failure except cancelled (a lost hedge
+	// or a caller gone), silent_loser (a hedge lost in silence: another
+	// route had answered), bad_request and refused (those answer the caller
+	// with the provider's reason; refused fails over only in a chain that
+	// allows it, which the log does not say). An outcome this build does
+	// not know counts as one.
 	Failovers int `json:"failovers"`
 	// FailoverRate is Failovers over the calls that were not cancelled,
-	// the definition the status page's stats package uses too.
+	// package figures' definition, which the status page uses too.
 	FailoverRate float64 `json:"failover_rate"`
 	// Cached counts answers served from the cache for this route: no call.
 	Cached int `json:"cached"`
 	// Outcomes counts Calls by outcome ("ok", "rate_minute"...).
 	Outcomes map[string]int `json:"outcomes"`
 	// LatencyP50 and LatencyP95 are the latency quantiles of the ok
-	// attempts, in milliseconds to 0.1 (at most 1% high: see latencies); 0 when
-	// there is no ok attempt.
+	// attempts, in milliseconds to 0.1 (at most 1% high: see
+	// figures.Histogram); 0 when there is no ok attempt.
 	LatencyP50 float64 `json:"latency_p50_ms"`
 	LatencyP95 float64 `json:"latency_p95_ms"`
 	TokensIn   int     `json:"tokens_in"`
@@ -102,14 +105,21 @@ func (s *Stats) Add(r *Record) {
 	a.Outcomes[r.Outcome]++
 	a.TokensIn += r.TokensIn
 	a.TokensOut += r.TokensOut
-	switch r.Outcome {
-	case "ok":
+	if r.Outcome == "ok" {
 		a.OK++
-		a.lat.add(r.LatencyMS)
-	case "cancelled", "silent_loser", "bad_request", "refused":
-	default:
+		a.lat.Add(r.LatencyMS)
+	}
+	if handsOn(r.Outcome) {
 		a.Failovers++
 	}
+}
+
+// handsOn reports whether a record's outcome passed its request on to the
+// next route (figures.HandsOn). An outcome this build does not know (a
+// newer gateway's) is a failure, and counts as one that did.
+func handsOn(outcome string) bool {
+	c, known := failure.ParseClass(outcome)
+	return !known || figures.HandsOn(c)
 }
 
 // Rows returns one row per route and day, by day, then in the plan's
@@ -126,10 +136,8 @@ func (s *Stats) Rows(plan *config.Plan) []Row {
 	for _, a := range s.rows {
 		r := a.Row
 		r.Outcomes = maps.Clone(a.Outcomes)
-		if judged := r.Calls - r.Outcomes["cancelled"]; judged > 0 {
-			r.FailoverRate = float64(r.Failovers) / float64(judged)
-		}
-		r.LatencyP50, r.LatencyP95 = round1(a.lat.quantile(0.50)), round1(a.lat.quantile(0.95))
+		r.FailoverRate, _ = figures.Rate(r.Failovers, r.Calls-r.Outcomes["cancelled"])
+		r.LatencyP50, r.LatencyP95 = round1(a.lat.Percentile(50)), round1(a.lat.Percentile(95))
 		if plan != nil {
 			if rt := plan.Routes[r.Route]; rt != nil {
 				r.RPDLimit, r.TPDLimit = rt.Limits.RPD, rt.Limits.TPD
@@ -156,58 +164,6 @@ func (s *Stats) Rows(plan *config.Plan) []Row {
 }
 
 func round1(ms float64) float64 { return math.Round(ms*10) / 10 }
-
-// latencies is a histogram of milliseconds in buckets whose bounds grow by
-// 1%, so a quantile is reported at most 1% above the true value whatever
-// the number of records. Bucket 0 holds latencies under 0.1 ms.
-type latencies struct {
-	buckets map[int]int
-	n       int
-	max     float64
-}
-
-const (
-	latRatio = 1.01
-	latFloor = 0.1 // ms
-)
-
-func (l *latencies) add(ms float64) {
-	if l.buckets == nil {
-		l.buckets = map[int]int{}
-	}
-	b := 0
-	if ms > latFloor {
-		b = 1 + int(math.Ceil(math.Log(ms/latFloor)/math.Log(latRatio)))
-	}
-	l.buckets[b]++
-	l.n++
-	l.max = max(l.max, ms)
-}
-
-// quantile returns the nearest-rank q-quantile: the upper bound of the
-// bucket holding it, never above the largest latency seen.
-func (l *latencies) quantile(q float64) float64 {
-	if l.n == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(q * float64(l.n)))
-	keys := make([]int, 0, len(l.buckets))
-	for k := range l.buckets {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	seen := 0
-	for _, k := range keys {
-		seen += l.buckets[k]
-		if seen >= rank {
-			if k == 0 {
-				return min(latFloor, l.max)
-			}
-			return min(latFloor*math.Pow(latRatio, float64(k-1)), l.max)
-		}
-	}
-	return l.max
-}
 
 // Summary is what `tollfree log stats -json` prints.
 type Summary struct {

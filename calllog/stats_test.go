@@ -137,39 +137,6 @@ func TestStatsRow(t *testing.T) {
 	}
 }
 
-func TestLatencyQuantiles(t *testing.T) {
-	tests := []struct {
-		name      string
-		values    []float64
-		q, lo, hi float64
-	}{
-		{name: "uniform p50", values: series(1, 1000), q: 0.5, lo: 500, hi: 505},
-		{name: "uniform p95", values: series(1, 1000), q: 0.95, lo: 950, hi: 959.5},
-		{name: "one value", values: []float64{412.3}, q: 0.95, lo: 412.3, hi: 412.3},
-		{name: "sub-floor", values: []float64{0, 0.05, 0.01}, q: 0.5, lo: 0, hi: latFloor},
-		{name: "minutes", values: series(60000, 60100), q: 0.5, lo: 60050, hi: 60050 * latRatio},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var l latencies
-			for _, v := range tt.values {
-				l.add(v)
-			}
-			if got := l.quantile(tt.q); got < tt.lo || got > tt.hi {
-				t.Errorf("quantile(%g) = %g, want in [%g, %g]", tt.q, got, tt.lo, tt.hi)
-			}
-		})
-	}
-}
-
-func series(from, to int) []float64 {
-	var s []float64
-	for i := from; i <= to; i++ {
-		s = append(s, float64(i))
-	}
-	return s
-}
-
 // genLog produces n records on the fly, so that reading a large log is
 // tested without holding it.
 type genLog struct {

@@ -10,9 +10,11 @@ import (
 // published free limits and its models. A provider that names a preset
 // starts from these values; its config overrides any of them.
 //
-// Every figure carries its source and the source's date, taken from
-// /work/shared/PROVIDERS.md ("cheahjs" is the README of
-// github.com/cheahjs/free-llm-api-resources at commit e6765bc [2026-07-18]).
+// Every figure carries its source and the source's date, taken from the
+// project's provider notes (PROVIDERS.md: provider docs, SDK source and
+// error bodies quoted in public issues; "cheahjs" is the README of
+// https://github.com/cheahjs/free-llm-api-resources at commit e6765bc
+// [2026-07-18]).
 // Free limits change often: they are defaults, not truth.
 type Preset struct {
 	Name string

@@ -7,8 +7,9 @@ import (
 	"github.com/tollfree/tollfree/llm"
 )
 
-// benchBody is the request of /work/shared/bench/chat.lua (a system and a
-// user message, temperature, max_tokens, top_p, user).
+// benchBody is the request of the shared load harness's chat.lua (see
+// bench/run.sh): a system and a user message, temperature, max_tokens,
+// top_p, user.
 func benchBody(b *testing.B) []byte {
 	body, err := os.ReadFile("testdata/bench_request.json")
 	if err != nil {

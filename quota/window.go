@@ -13,7 +13,7 @@ import (
 // window is summed over one slot more than that (windowFor): the current
 // slot has only begun, so six 10-second slots cover just the last 50 to
 // 60 seconds, and a request passed that a provider counting a true minute
-// refuses with a 429 (found by the day simulator, sim/: 20 TPM 429s in
+// refuses with a 429 (found by the day simulator, internal/sim: 20 TPM 429s in
 // seed 000's day). Seven slots cover 60 to 70 seconds, never less than the
 // provider's minute; 25 hourly slots likewise never less than its day.
 const (

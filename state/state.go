@@ -5,10 +5,13 @@
 // snapshotted under the data folder, and state/redisstore, shared by every
 // instance through Redis.
 //
-// Counters are windows of slots. A per-minute budget is six 10-second slots
-// summed (a sliding minute); a per-day budget on a midnight reset is one slot
-// named for the day; a rolling day is 24 one-hour slots. The quota package
-// decides the slots; a Store only sums, checks and adds, atomically.
+// Counters are windows of slots. A per-minute budget is seven 10-second
+// slots summed (a sliding minute: the current slot has only begun, so seven
+// cover the last 60 to 70 seconds, never less than a provider's minute); a
+// per-day budget on a midnight reset is one slot named for the day; a
+// rolling day is 25 one-hour slots, for the same reason. The quota package
+// decides the slots (quota/window.go); a Store only sums, checks and adds,
+// atomically.
 package state
 
 import (

@@ -29,10 +29,10 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/stats"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
-	"github.com/tollfree/tollfree/stats"
 )
 
 // The route and provider states: rest.State's labels (package rest decides

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tollfree/tollfree/sim"
+	"github.com/tollfree/tollfree/internal/sim"
 )
 
 // simulate runs `tollfree sim`: a day (or days) of traffic on a virtual

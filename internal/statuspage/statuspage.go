@@ -215,7 +215,7 @@ var funcs = template.FuncMap{
 		if f == nil {
 			return "–"
 		}
-		return strconv.FormatFloat(math.Round(*f*1000)/10, 'f', -1, 64) + "%"
+		return percent(*f)
 	},
 	"ms": func(ms int64) string {
 		switch {
@@ -247,9 +247,7 @@ var funcs = template.FuncMap{
 	},
 	"clock": func(t time.Time) string { return t.UTC().Format("15:04:05 UTC") },
 	// width is a window's fill as a CSS percentage.
-	"width": func(w status.Window) string {
-		return strconv.FormatFloat(math.Round(w.Fraction()*1000)/10, 'f', -1, 64) + "%"
-	},
+	"width": func(w status.Window) string { return percent(w.Fraction()) },
 	"level": func(w status.Window) string {
 		switch f := w.Fraction(); {
 		case f >= 1:
@@ -262,6 +260,12 @@ var funcs = template.FuncMap{
 	"count":     count,
 	"hasPrefix": strings.HasPrefix,
 	"bars":      bars,
+}
+
+// percent formats a fraction as a percentage to a tenth, without trailing
+// zeros: 0.9 is "90%", 0.12345 is "12.3%".
+func percent(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
 }
 
 // bar is one window drawn as a bar.

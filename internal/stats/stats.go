@@ -29,6 +29,8 @@
 //     p95 of its ok attempts; a chain's of its answered requests, timed from
 //     the start of the request's first failed attempt when it failed over).
 //
+// Which classes count for which rate, and the arithmetic of rates and
+// percentiles, are package figures', shared with the call log's summary.
 // Rates and percentiles are over the last Window attempts of a route, or
 // requests of a chain; totals run since the start. Figures live in memory
 // and are per instance.
@@ -41,6 +43,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/figures"
 	"github.com/tollfree/tollfree/route"
 )
 
@@ -115,20 +118,6 @@ func New(plan *config.Plan) *Stats {
 	return s
 }
 
-// handsOn reports whether a failure of class c passed its request on to the
-// next route.
-func handsOn(c failure.Class) bool {
-	switch c {
-	case failure.OK, failure.Cancelled, failure.SilentLoser, failure.BadRequest, failure.Refused:
-		return false
-	}
-	return true
-}
-
-// judged reports whether an attempt of class c counts for the route's
-// success rate.
-func judged(c failure.Class) bool { return c == failure.OK || c == failure.SilentLoser || c.Rests() }
-
 func millis(d time.Duration) uint32 {
 	ms := d.Milliseconds()
 	switch {
@@ -184,7 +173,7 @@ func (s *Stats) RecordAttempt(a *route.Attempt) {
 			cs.failovers++
 		}
 		cs.mu.Unlock()
-	case handsOn(a.Class) && a.RequestID != "":
+	case figures.HandsOn(a.Class) && a.RequestID != "":
 		cs.mu.Lock()
 		if _, ok := cs.open[a.RequestID]; !ok {
 			if cs.open == nil || len(cs.open) >= maxOpen {
@@ -289,20 +278,17 @@ func (s *Stats) Route(id string) (Route, bool) {
 			ms[ok] = x.ms
 			ok++
 		}
-		if judged(x.class) {
+		if figures.Judged(x.class) {
 			judgedN++
 		}
-		if handsOn(x.class) {
+		if figures.HandsOn(x.class) {
 			handed++
 		}
 	}
-	if n > 0 {
-		out.FailoverRate = float64(handed) / float64(n)
-		out.HasRates = true
-	}
-	if judgedN > 0 {
-		out.SuccessRate = float64(ok) / float64(judgedN)
-	}
+	// Cancelled attempts never enter the ring: n is the failover rate's
+	// whole.
+	out.FailoverRate, out.HasRates = figures.Rate(handed, n)
+	out.SuccessRate, _ = figures.Rate(ok, judgedN)
 	out.Latency = percentiles(ms[:ok])
 	return out, true
 }
@@ -331,13 +317,8 @@ func (s *Stats) Chain(name string) (Chain, bool) {
 			}
 		}
 	}
-	if n > 0 {
-		out.SuccessRate = float64(ans) / float64(n)
-		out.HasRates = true
-	}
-	if ans > 0 {
-		out.FailoverRate = float64(fo) / float64(ans)
-	}
+	out.SuccessRate, out.HasRates = figures.Rate(ans, n)
+	out.FailoverRate, _ = figures.Rate(fo, ans)
 	out.Latency = percentiles(ms[:ans])
 	return out, true
 }
@@ -348,10 +329,8 @@ func percentiles(ms []uint32) Latency {
 		return Latency{}
 	}
 	slices.Sort(ms)
-	at := func(p int) time.Duration {
-		i := (p*len(ms) + 99) / 100 // nearest rank, 1-based
-		i = max(i, 1)
-		return time.Duration(ms[i-1]) * time.Millisecond
+	at := func(pct int) time.Duration {
+		return time.Duration(figures.Percentile(ms, pct)) * time.Millisecond
 	}
 	return Latency{P50: at(50), P95: at(95), Samples: len(ms)}
 }
