@@ -134,6 +134,8 @@ type stackOptions struct {
 	callLogPath string
 	// dataDir is the gateway's data_dir; default a fresh temporary folder.
 	dataDir string
+	// httpClient, when set, is the client the gateway calls providers with.
+	httpClient *http.Client
 }
 
 // stack is an emulator and a gateway in front of it.
@@ -191,7 +193,7 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 		tb.Fatalf("config: %v", err)
 	}
 	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Store: o.store, CallLog: o.callLog, Logger: o.logger})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Store: o.store, CallLog: o.callLog, Logger: o.logger, HTTPClient: o.httpClient})
 	if err != nil {
 		tb.Fatalf("tollfree.New: %v", err)
 	}

@@ -2,7 +2,9 @@ package tollfree_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,10 +202,13 @@ func (h *harness) callsReach(provider, model string, n int) bool {
 // silent, lets the hedge delay pass so that cerebras answers, and waits
 // until the loser has been wound down and recorded. n is groq's call count
 // the request brings.
-func hedgeOver(t *testing.T, h *harness, n int) reply {
+func hedgeOver(t *testing.T, h *harness, n int, before func()) reply {
 	t.Helper()
 	done := h.askAsync("fast")
 	h.waitCalls("groq", "llama-3.3-70b-versatile", n)
+	if before != nil {
+		before()
+	}
 	h.clk.Advance(3 * time.Second)
 	got := <-done
 	if got.status != 200 || got.json(t)["model"] != "cerebras/gpt-oss-120b" {
@@ -234,11 +239,11 @@ func TestHedgeSilentLoserRests(t *testing.T) {
 	h := newHarness(t, hedgeChains)
 	const hung = "groq/llama-3.3-70b-versatile"
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.Hang})
-	hedgeOver(t, h, 1)
+	hedgeOver(t, h, 1, nil)
 	if r, ok := h.rest(hung); ok {
 		t.Fatalf("rested after one silent loss: %+v", r)
 	}
-	hedgeOver(t, h, 2)
+	hedgeOver(t, h, 2, nil)
 	if got, want := strings.Join(classesOf(h, hung), " "), "silent_loser silent_loser"; got != want {
 		t.Errorf("%s's attempts: %s, want %s", hung, got, want)
 	}
@@ -289,23 +294,73 @@ func TestHedgeSilentLoserRests(t *testing.T) {
 // silent losses; a loser that had started is logged as cancelled. Silent
 // losses that are never two in a row rest nothing.
 func TestHedgeStrikesNeedSilenceInARow(t *testing.T) {
-	h := newHarness(t, hedgeChains)
+	// The fourth call has started answering when it loses: the test waits
+	// for the gateway to hold its response headers before the hedge delay
+	// passes, or the race would decide between cancelled and silent_loser.
+	answered := &headerCounter{base: http.DefaultTransport.(*http.Transport).Clone()}
+	h := harnessOf(t, startStackWith(t, stackOptions{config: hedgeChains, httpClient: &http.Client{Transport: answered}}))
 	const hung = "groq/llama-3.3-70b-versatile"
 	h.emu.Script("groq", "llama-3.3-70b-versatile",
 		emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.Answer},
 		emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.StreamStall},
 		emulator.Step{Kind: emulator.Hang})
-	hedgeOver(t, h, 1)
+	hedgeOver(t, h, 1, nil)
 	if got := h.ask("fast"); got.status != 200 || got.json(t)["model"] != hung {
 		t.Fatalf("second request: %d %s, want %s's answer", got.status, got.body, hung)
 	}
-	hedgeOver(t, h, 3)
-	hedgeOver(t, h, 4)
-	hedgeOver(t, h, 5)
+	hedgeOver(t, h, 3, nil)
+	hedgeOver(t, h, 4, func() { answered.wait(t, "/groq/", 2) })
+	hedgeOver(t, h, 5, nil)
 	if got, want := strings.Join(classesOf(h, hung), " "), "silent_loser ok silent_loser cancelled silent_loser"; got != want {
 		t.Errorf("%s's attempts: %s, want %s", hung, got, want)
 	}
 	if r, ok := h.rest(hung); ok {
 		t.Errorf("rested: %+v, want no rest", r)
+	}
+}
+
+// headerCounter is a transport that counts the responses whose headers
+// reached the gateway, by path prefix.
+type headerCounter struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func (c *headerCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err == nil {
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = make(map[string]int)
+		}
+		c.n[r.URL.Path]++
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+// wait waits until n responses to paths starting with prefix have reached
+// the gateway, or fails after a bounded wait on the wall clock (a network
+// event, not the fake clock's).
+func (c *headerCounter) wait(t *testing.T, prefix string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		got := 0
+		for p, k := range c.n {
+			if strings.HasPrefix(p, prefix) {
+				got += k
+			}
+		}
+		c.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d responses to %s* reached the gateway, want %d", got, prefix, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
