@@ -50,26 +50,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 			if r.Context().Err() != nil {
 				return // the caller went away; nobody is listening
 			}
-			// The answer broke and no route could continue it. What the
-			// think filter held back is answer text the caller is owed;
-			// then an error event, and an abort.
-			tail, rtail := think.Flush()
-			sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
-			sw.errorEvent(brokenMessage(err, ch))
-			panic(http.ErrAbortHandler)
-		}
-		if c.Content != "" {
-			content, rsn := think.Push(c.Content)
-			c.Content = content
-			c.Reasoning += rsn
+			sw.broken(&think, brokenMessage(err, ch))
 		}
 		if c.FinishReason != "" {
 			finish = c.FinishReason
-			tail, rtail := think.Flush()
-			c.Content += tail
-			c.Reasoning += rtail
 		}
-		if !sw.chunk(c) {
+		if !sw.chunk(unthink(&think, c)) {
 			return
 		}
 		// Flush when the next chunk would wait on the upstream: at once
@@ -78,15 +64,46 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 			_ = sw.rc.Flush()
 		}
 	}
-	// An answer that ended with [DONE] but no finish_reason: what the think
-	// filter held back, then the finish the client expects.
+	sw.end(&think, finish, call.Request.IncludeUsage, as)
+}
+
+// unthink moves what c's content holds inside <think>…</think> to its
+// reasoning, and on the finishing chunk adds what the filter held back.
+func unthink(think *openai.ThinkFilter, c llm.Chunk) llm.Chunk {
+	if c.Content != "" {
+		content, rsn := think.Push(c.Content)
+		c.Content = content
+		c.Reasoning += rsn
+	}
+	if c.FinishReason != "" {
+		tail, rtail := think.Flush()
+		c.Content += tail
+		c.Reasoning += rtail
+	}
+	return c
+}
+
+// broken ends an answer that broke and that no route could continue: what
+// the think filter held back is answer text the caller is owed; then an
+// error event, and an abort (never a [DONE]).
+func (sw *sseWriter) broken(think *openai.ThinkFilter, msg string) {
+	tail, rtail := think.Flush()
+	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
+	sw.errorEvent(msg)
+	panic(http.ErrAbortHandler)
+}
+
+// end ends an answer that finished: what the think filter held back, the
+// finish the client expects when the answer ended with [DONE] but no
+// finish_reason, the usage chunk when asked, and [DONE].
+func (sw *sseWriter) end(think *openai.ThinkFilter, finish string, usage bool, as *llm.AnswerStream) {
 	tail, rtail := think.Flush()
 	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
 	*sw.buf = (*sw.buf)[:0]
 	if finish == "" {
 		*sw.buf = openai.AppendChunk(*sw.buf, sw.id, sw.model, sw.created, llm.Chunk{FinishReason: "stop"}, false)
 	}
-	if call.Request.IncludeUsage {
+	if usage {
 		u, _ := as.Usage()
 		*sw.buf = openai.AppendUsageChunk(*sw.buf, sw.id, sw.model, sw.created, u)
 	}
