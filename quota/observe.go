@@ -128,25 +128,7 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	if len(readings) == 0 {
 		return nil
 	}
-	sc := scopes(r)
-	var spends []state.Spend
-	var counted []int64 // limit − remaining, per spend
-	for _, rd := range readings {
-		s := sc[0]
-		if rd.provider && len(sc) > 1 {
-			s = sc[1]
-		}
-		if rd.hasLimit && rd.limit > 0 {
-			b.mu.Lock()
-			b.learned[learnKey{s.key, rd.k}] = learnedLimit{limit: rd.limit, seen: now}
-			b.mu.Unlock()
-		}
-		if rd.hasLimit && rd.hasRemain && rd.remaining <= rd.limit {
-			w := windowFor(rd.k, s.reset, now)
-			spends = append(spends, w.spend(counterKey(s.key, rd.k), 0, 0))
-			counted = append(counted, rd.limit-rd.remaining)
-		}
-	}
+	spends, counted := b.learn(r, readings, now)
 	if len(spends) == 0 {
 		return nil
 	}
@@ -180,6 +162,29 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	}
 	b.ledger.raise(raises, now)
 	return nil
+}
+
+// learn records the limits the readings name, and returns the windows
+// whose count they state, with that count (limit − remaining) for each.
+func (b *Book) learn(r *config.Route, readings []reading, now time.Time) (spends []state.Spend, counted []int64) {
+	sc := scopes(r)
+	for _, rd := range readings {
+		s := sc[0]
+		if rd.provider && len(sc) > 1 {
+			s = sc[1]
+		}
+		if rd.hasLimit && rd.limit > 0 {
+			b.mu.Lock()
+			b.learned[learnKey{s.key, rd.k}] = learnedLimit{limit: rd.limit, seen: now}
+			b.mu.Unlock()
+		}
+		if rd.hasLimit && rd.hasRemain && rd.remaining <= rd.limit {
+			w := windowFor(rd.k, s.reset, now)
+			spends = append(spends, w.spend(counterKey(s.key, rd.k), 0, 0))
+			counted = append(counted, rd.limit-rd.remaining)
+		}
+	}
+	return spends, counted
 }
 
 // parseHeaders reads every window the headers describe, by the route's
