@@ -48,7 +48,7 @@ func (h *harness) askAs(caller, auth, question string) reply {
 // the site's cap the chain answers by search alone; the owner always gets
 // through on the reserve (seeds 000 and 004).
 func TestCallerLimits(t *testing.T) {
-	h := newHarnessEnv(t, callerChains, map[string]string{"TOLLFREE_ADMIN_TOKEN": "admin-secret-1"})
+	h := newHarnessEnv(t, callerChains, map[string]string{"TOLLFREE_ADMIN_TOKEN": "admin-secret-0123456789"})
 	for i := 0; i < 3; i++ {
 		if r := h.askAs("visitor-a", "", "What projects are there?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "" {
 			t.Fatalf("question %d: %d %s", i+1, r.status, r.body)
@@ -82,7 +82,7 @@ func TestCallerLimits(t *testing.T) {
 		t.Error("a provider was called past the site's cap")
 	}
 	// The owner still gets a model's answer.
-	if r := h.askAs("owner", "admin-secret-1", "What projects are there?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "" {
+	if r := h.askAs("owner", "admin-secret-0123456789", "What projects are there?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "" {
 		t.Fatalf("owner: %d fallback=%q %s", r.status, r.header.Get("X-Tollfree-Fallback"), r.body)
 	}
 }

@@ -116,9 +116,7 @@ func (l *loader) compile() *Plan {
 		Routes:     map[string]*Route{},
 		Chains:     map[string]*Chain{},
 		CallLog:    f.CallLog,
-		AdminToken: f.AdminToken.Value,
 		Redis:      f.Redis,
-		Callers:    Callers(f.Callers),
 		Server: Server{
 			MaxBodyBytes:      int64(f.Server.MaxBody),
 			ReadHeaderTimeout: time.Duration(f.Server.ReadHeaderTimeout),
@@ -129,6 +127,9 @@ func (l *loader) compile() *Plan {
 			MaxConnections:    f.Server.MaxConnections,
 			MaxMessages:       f.Server.MaxMessages,
 			MaxContentBytes:   int64(f.Server.MaxContent),
+			MaxRequests:       f.Server.MaxRequests,
+			QueueLength:       f.Server.QueueLength,
+			QueueWait:         time.Duration(f.Server.QueueWait),
 		},
 		Rest: failure.Policy{
 			Empty:      time.Duration(f.Rest.Empty),
@@ -144,11 +145,7 @@ func (l *loader) compile() *Plan {
 			GrowthMax:  time.Duration(f.Rest.GrowthMax),
 		},
 	}
-	for _, k := range f.GatewayKeys {
-		if k.Value != "" {
-			p.GatewayKeys = append(p.GatewayKeys, k.Value)
-		}
-	}
+	l.compileCallers(p)
 	// A gateway that asks callers for a key does not show its routes,
 	// budgets and errors to anyone who does not have one (issue 10).
 	p.StatusPrivate = f.Status == StatusPrivate || (f.Status == "" && len(p.GatewayKeys) > 0)
@@ -236,6 +233,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		ContentVersion:    c.ContentVersion,
 		Reasoning:         c.Reasoning,
 		IdleTimeout:       time.Duration(*c.IdleTimeout),
+		Callers:           l.callers.chainLimits[name],
 	}
 	if c.WaitCap != nil {
 		ch.WaitCap = time.Duration(*c.WaitCap)
