@@ -110,13 +110,13 @@ func defaultCanonical(id string) string {
 func (l *loader) compile() *Plan {
 	f := &l.f
 	p := &Plan{
-		Listen:     f.Listen,
-		DataDir:    f.DataDir,
-		Providers:  map[string]*Provider{},
-		Routes:     map[string]*Route{},
-		Chains:     map[string]*Chain{},
-		CallLog:    f.CallLog,
-		Redis:      f.Redis,
+		Listen:    f.Listen,
+		DataDir:   f.DataDir,
+		Providers: map[string]*Provider{},
+		Routes:    map[string]*Route{},
+		Chains:    map[string]*Chain{},
+		CallLog:   f.CallLog,
+		Redis:     f.Redis,
 		Server: Server{
 			MaxBodyBytes:      int64(f.Server.MaxBody),
 			ReadHeaderTimeout: time.Duration(f.Server.ReadHeaderTimeout),
