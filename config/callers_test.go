@@ -344,3 +344,41 @@ func TestCallersTableShowsNoKey(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCallerConfigs: the README's two complete configurations, a
+// public site assistant and a private team gateway, compile, and say what
+// the README says of them.
+func TestReadmeCallerConfigs(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	block := func(after string) string {
+		i := strings.Index(readme, after)
+		if i < 0 {
+			t.Fatalf("the README has no %q", after)
+		}
+		rest := readme[i:]
+		start := strings.Index(rest, "```yaml\n")
+		end := strings.Index(rest[start+8:], "```")
+		if start < 0 || end < 0 {
+			t.Fatalf("no yaml block after %q", after)
+		}
+		return rest[start+8 : start+8+end]
+	}
+	site, err := Parse("README site", []byte(block("A **public site assistant**")), testEnv(nil))
+	if err != nil {
+		t.Fatalf("the site assistant: %v", err)
+	}
+	if len(site.Keys) != 0 || site.Callers.PerHour != 15 || site.Callers.PerDay != 40 || site.Callers.SiteDay != 3000 || site.VisitorIDs.Secret == "" || len(site.ClientAddress.TrustedProxies) != 2 {
+		t.Errorf("the site assistant is not open with seed 000's limits, visitor ids and a proxy")
+	}
+	team, err := Parse("README team", []byte(block("A **private team gateway**")), testEnv(nil))
+	if err != nil {
+		t.Fatalf("the team gateway: %v", err)
+	}
+	if len(team.Keys) != 3 || !team.Keys[0].Owner || !team.Keys[2].Narrow {
+		t.Errorf("the team gateway's keys = %d", len(team.Keys))
+	}
+}
