@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
+	"fmt"
 	"time"
 
-	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/state"
 )
 
 // Caller windows: a sliding hour of six 10-minute slots, and a rolling day
@@ -47,29 +47,69 @@ type Admission struct {
 	RetryAt time.Time
 }
 
-// Admit checks and counts one question of caller: Enter with l's limits
-// (a Pass it would give is dropped: l has no limit that Leave gives back).
-// caller is an opaque id (a hashed visitor id, a gateway key); it is
-// hashed again (SHA-256, first 16 bytes) before it names a counter, so no
-// raw id reaches the Store. An owner skips the per-caller limits and may
-// use the whole SiteDay including the Reserve; owners still count. Checks
-// and counts are one atomic Store.Spend: a refused question is not
-// counted. A Store error is returned wrapped with Admission{OK: true}: the
-// site answers while its store is down.
+// Admit checks and counts one question of caller. caller is an opaque id
+// (a hashed visitor id, a gateway key); it is hashed again (SHA-256, first
+// 16 bytes) before it names a counter, so no raw id reaches the Store. An
+// owner skips the per-caller limits and may use the whole SiteDay including
+// the Reserve; owners still count. Checks and counts are one atomic
+// Store.Spend: a refused question is not counted. A Store error is returned
+// wrapped with Admission{OK: true}: the site answers while its store is down.
 func (b *Book) Admit(ctx context.Context, caller string, owner bool, l CallerLimits) (Admission, error) {
-	_, err := b.Enter(ctx, Ask{
-		Caller: caller, Owner: owner,
-		Limits:  config.CallerLimits{PerHour: l.PerHour, PerDay: l.PerDay},
-		SiteDay: l.SiteDay, Reserve: l.Reserve,
-	})
-	var le *LimitError
-	switch {
-	case errors.As(err, &le):
-		return Admission{Limit: le.Name(), RetryAt: le.RetryAt}, nil
-	case err != nil:
-		return Admission{OK: true}, err
+	now := b.clock.Now()
+	hour := slidingWindow(now, hourSlot, hourSlots)
+	day := slidingWindow(now, rollingSlot, rollingSlots)
+	key := callerKey(caller)
+	var spends [3]state.Spend
+	var wins [3]window
+	var names [3]string
+	n := 0
+	add := func(name string, w window, k string, limit int64) {
+		spends[n] = w.spend(k, limit, 1)
+		wins[n] = w
+		names[n] = name
+		n++
 	}
-	return Admission{OK: true}, nil
+	if l.PerHour > 0 {
+		add("caller hour", hour, key+"|hour", limitUnless(owner, l.PerHour))
+	}
+	if l.PerDay > 0 {
+		add("caller day", day, key+"|day", limitUnless(owner, l.PerDay))
+	}
+	if l.SiteDay > 0 {
+		site := int64(l.SiteDay)
+		if !owner {
+			site = max(site-int64(l.Reserve), 0)
+		}
+		if site == 0 {
+			// Everything is reserved: refuse without asking the store.
+			return Admission{Limit: "site day", RetryAt: day.firstExpiry()}, nil
+		}
+		add("site day", day, siteKey, site)
+	}
+	if n == 0 {
+		return Admission{OK: true}, nil
+	}
+	failed, err := b.store.Spend(ctx, spends[:n])
+	if err != nil {
+		return Admission{OK: true}, fmt.Errorf("quota: admit: %w", err)
+	}
+	if failed < 0 || failed >= n {
+		return Admission{OK: true}, nil
+	}
+	a := Admission{Limit: names[failed]}
+	a.RetryAt, _, err = b.until(ctx, spends[failed], wins[failed])
+	if err != nil {
+		a.RetryAt = wins[failed].firstExpiry()
+	}
+	return a, nil
+}
+
+// limitUnless returns limit, or 0 (count without checking) for an owner.
+func limitUnless(owner bool, limit int) int64 {
+	if owner {
+		return 0
+	}
+	return int64(limit)
 }
 
 // callerKey names a caller's counters without its raw id.

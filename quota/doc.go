@@ -3,7 +3,8 @@
 // attempt (Reserve), tells it what the attempt really used (Settle) and what
 // the provider's rate-limit headers said (Observe); the server asks it
 // whether a caller may ask at all (Enter, given back by Leave; Admit is
-// its older, narrower form). It keeps no counts of its own: every
+// its older, narrower form, to be retired once the request path calls
+// Enter). It keeps no counts of its own: every
 // count lives in a state.Store, so a restart or a second instance sees the
 // same budgets, and every check-and-spend is one atomic Store.Spend.
 //
@@ -41,7 +42,9 @@
 //     nowhere, so asking while muted does not lengthen the mute.
 //
 // A refusal is a *LimitError naming the scope and kind of limit, its value
-// and when the caller may ask again.
+// and when the caller may ask again, never a Store error: when the Store
+// fails, Enter lets the request through with a Pass that gives nothing
+// back.
 //
 // Every attempt counts, failed and cancelled ones too: providers count them
 // (DESIGN.md, "Failed calls count against a provider's quota"), so a
@@ -81,9 +84,7 @@
 // Store cannot be reached, Reserve and Admit return an error wrapping the
 // Store's (errors.Is(err, state.ErrUnavailable)) and the router treats the
 // route as allowed, so Redis going away never stops an answer. A refused
-// budget is always an *ExhaustedError, never a Store error; a refused
-// caller a *LimitError (Enter lets the request through, with an empty
-// Pass, when the Store fails).
+// budget is always an *ExhaustedError, never a Store error.
 //
 // # Token estimate
 //
