@@ -10,10 +10,9 @@ import (
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/llm"
 )
 
-// Example embeds the router in a Go program, without the HTTP server: a
+// Example embeds the gateway in a Go program, without the HTTP server: a
 // planner role defined in the environment (seed 002), served by two free
 // providers of the same model. Here the providers are the emulator, and the
 // first one is out of its minute's quota, so the second answers.
@@ -52,13 +51,16 @@ providers:
 	}
 	defer gw.Close()
 
-	resp, err := gw.Chat(context.Background(), "planner", &llm.Request{
-		Messages: []llm.Message{{Role: "user", Content: "Summarise the report."}},
+	ans, err := gw.Chat(context.Background(), "planner", &tollfree.Request{
+		Messages: []tollfree.Message{{Role: "user", Content: "Summarise the report."}},
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(resp.Content)
-	// Output: Three findings, all supported.
+	fmt.Println(ans.Content)
+	fmt.Println("served by", ans.ServedBy, ans.Route)
+	// Output:
+	// Three findings, all supported.
+	// served by route cerebras/gpt-oss-120b
 }

@@ -185,7 +185,7 @@ chains:
 	}
 	id := c.resp.Header.Get("X-Request-Id")
 	atts := h.recs.forRequest(id)
-	if len(atts) != 1 || atts[0].Class.String() != "timeout" || atts[0].RestKey != "" {
+	if len(atts) != 1 || atts[0].Class.String() != "timeout" || !atts[0].RestKey.IsZero() {
 		t.Errorf("attempts %+v, want one timeout without a rest", atts)
 	}
 	if n := h.emu.Calls("groq", "llama-3.1-8b-instant"); n != 0 {

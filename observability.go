@@ -21,13 +21,33 @@ import (
 // Options.Metrics.
 type Metrics interface {
 	route.Recorder
-	httpapi.Observer
+	Observer
 	Handler() http.Handler
 }
 
+// Observer is told how each request ended, whoever asked (a Go program or
+// the HTTP API): the gateway's flow (serve.go) calls it. Outcomes are a
+// closed vocabulary, the same as package metrics' Outcome constants:
+// "answered", "cached", "fallback", "failed", "rejected", "cancelled".
+type Observer interface {
+	Request(chain, outcome string, d time.Duration)
+	CacheHit(chain string)
+	FallbackServed(chain, kind string)
+}
+
+// The outcomes of a request, as told to the Observer.
+const (
+	outcomeAnswered  = "answered"
+	outcomeCached    = "cached"
+	outcomeFallback  = "fallback"
+	outcomeFailed    = "failed"
+	outcomeRejected  = "rejected"
+	outcomeCancelled = "cancelled"
+)
+
 // observability is what watches the gateway (issue 6): live statistics, the
 // status snapshot, and optionally metrics. It sees every attempt as a
-// route.Recorder and every request as an httpapi.Observer. Nothing here runs
+// route.Recorder and every request as an Observer. Nothing here runs
 // on the request path beyond those counters; snapshots are worked out when
 // someone looks.
 type observability struct {
@@ -36,7 +56,7 @@ type observability struct {
 	metrics Metrics // nil without Options.Metrics
 }
 
-var _ httpapi.Observer = (*observability)(nil)
+var _ Observer = (*observability)(nil)
 
 // recorders returns what must see every attempt besides the call log
 // (live statistics, metrics). It runs before the router is built.
@@ -88,13 +108,13 @@ func (g *Gateway) Status(ctx context.Context) (*status.Snapshot, error) {
 	return g.obs.status.Snapshot(ctx)
 }
 
-// Request records one request of chain that ended with outcome (one of
-// httpapi's Outcome constants) after d.
+// Request records one request of chain that ended with outcome (see
+// Observer) after d.
 func (o *observability) Request(chain, outcome string, d time.Duration) {
 	if o.metrics != nil {
 		o.metrics.Request(chain, outcome, d)
 	}
-	if outcome == httpapi.OutcomeFallback || outcome == httpapi.OutcomeFailed {
+	if outcome == outcomeFallback || outcome == outcomeFailed {
 		o.stats.Unanswered(chain, d)
 	}
 }

@@ -4,24 +4,39 @@
 // races a slow route against the next, rests each failure for as long as its
 // kind suggests, and answers from a fallback when every route is down.
 //
-// The same router serves the HTTP gateway (cmd/tollfree serve) and Go
-// programs that embed it without any HTTP server:
+// A Go program embeds it without any HTTP server, and gets exactly what an
+// HTTP caller gets: every request runs the same flow (the caller limits,
+// the response cache, the routes, the chain's fallback), whether it comes
+// from Gateway.Chat or from the HTTP API, which only decodes, calls the
+// Gateway and encodes.
 //
 //	plan, err := config.Load("tollfree.yaml", os.Getenv)
 //	if err != nil { ... }
 //	gw, err := tollfree.New(tollfree.Options{Plan: plan})
 //	if err != nil { ... }
 //	defer gw.Close()
-//	resp, err := gw.Chat(ctx, "planner", &llm.Request{
-//		Messages: []llm.Message{{Role: "user", Content: "Summarise the report."}},
+//	ans, err := gw.Chat(ctx, "planner", &tollfree.Request{
+//		Messages: []tollfree.Message{{Role: "user", Content: "Summarise the report."}},
 //	})
+//	if err != nil { ... } // an *ExhaustedError only when the chain's fallback is an error
+//	fmt.Println(ans.Content, ans.ServedBy, ans.Route)
+//
+// The Answer says which step answered (ServedByRoute, ServedByCache,
+// ServedBySharedCall, ServedByFallbackMessage, ServedByFallbackSearch),
+// the route, and the request id of the call log. Gateway.Stream answers as
+// an AnswerStream (a route's stream, a cached answer replayed, or the
+// fallback); Gateway.Serve and ServeStream take a Call, which also says
+// who asks (Caller, for the caller limits) and may skip the cache.
+//
+// The types a program needs are here (Request, Answer, AnswerStream,
+// Clock...): aliases of package llm's, which the HTTP API speaks too.
+// Options.Clock takes any Clock, so a program's tests can drive time.
 //
 // Gateway.Handler returns the OpenAI-compatible HTTP API for the same
 // gateway, to mount on a server of your own.
 package tollfree
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,7 +49,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/internal/reqid"
 	"github.com/tollfree/tollfree/provider/gemini"
 	"github.com/tollfree/tollfree/provider/openaicompat"
 	"github.com/tollfree/tollfree/quota"
@@ -57,8 +72,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger receives operational messages (never prompts, answers or keys).
 	Logger *slog.Logger
-	// Clock drives every deadline, rest and window; default the wall clock.
-	Clock clock.Clock
+	// Clock drives every deadline, rest, hedge delay and budget window;
+	// default the wall clock. A program's tests can pass a fake one of
+	// their own (see Clock).
+	Clock Clock
 	// Recorder receives each attempt in addition to the call log.
 	Recorder route.Recorder
 	// Extra handlers for the HTTP mux (status page, metrics, admin).
@@ -88,6 +105,10 @@ type Gateway struct {
 	own     *memstore.Store // closed by Close when the gateway opened it
 	log     *calllog.Writer
 	cache   *cache.Cache
+	search  map[string]Searcher // by chain, for chains whose fallback is a search
+	ids     *reqid.Source       // names the requests that come without an id
+	clock   clock.Clock
+	logger  *slog.Logger
 	handler *httpapi.Server
 	served  http.Handler   // handler behind the scrubbing of secrets (secrets.go)
 	obs     *observability // status, stats, metrics (observability.go)
@@ -112,7 +133,7 @@ func New(o Options) (*Gateway, error) {
 	if n := secrets.Skipped(); n > 0 {
 		o.Logger.Warn("some configured keys or tokens are shorter than 4 bytes and are not scrubbed from logs and pages; use longer ones", "count", n)
 	}
-	g := &Gateway{plan: o.Plan}
+	g := &Gateway{plan: o.Plan, ids: reqid.New(), clock: o.Clock, logger: o.Logger}
 	g.store = o.Store
 	if g.store == nil {
 		dir := ""
@@ -178,7 +199,7 @@ func New(o Options) (*Gateway, error) {
 			log.Warn("response cache: served as a miss", "err", err)
 		}})
 	}
-	searchers, err := openSearch(o.Plan)
+	g.search, err = openSearch(o.Plan)
 	if err != nil {
 		g.Close()
 		return nil, err
@@ -190,8 +211,7 @@ func New(o Options) (*Gateway, error) {
 		}
 		extra[p] = h
 	}
-	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Router: r, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: g.health(o.Health), Cache: g.cache,
-		Observer: g.obs, Search: searchers, Admitter: g.budget})
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Gateway: g, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: g.health(o.Health)})
 	g.served = g.handler
 	if secrets.Len() > 0 {
 		g.served = scrubHandler{next: g.handler, set: secrets}
@@ -220,8 +240,8 @@ func Upstreams(p *config.Plan, client *http.Client) map[string]route.Upstream {
 
 // openSearch opens the content index of every chain whose fallback is a
 // keyword search. Chains naming the same content share one index.
-func openSearch(p *config.Plan) (map[string]httpapi.Searcher, error) {
-	out := make(map[string]httpapi.Searcher)
+func openSearch(p *config.Plan) (map[string]Searcher, error) {
+	out := make(map[string]Searcher)
 	byPath := make(map[string]*search.Index)
 	for _, name := range p.ChainOrder {
 		ch := p.Chains[name]
@@ -257,21 +277,6 @@ func (m multiRecorder) RecordAttempt(a *route.Attempt) {
 	for _, r := range m {
 		r.RecordAttempt(a)
 	}
-}
-
-// Chat answers req on the named chain.
-func (g *Gateway) Chat(ctx context.Context, chain string, req *llm.Request) (*llm.Response, error) {
-	res, err := g.router.Chat(ctx, chain, "", req)
-	if err != nil {
-		return nil, err
-	}
-	return res.Response, nil
-}
-
-// Stream answers req on the named chain as a stream. Close the stream when
-// done with it.
-func (g *Gateway) Stream(ctx context.Context, chain string, req *llm.Request) (*route.RoutedStream, error) {
-	return g.router.Stream(ctx, chain, "", req)
 }
 
 // Handler returns the OpenAI-compatible HTTP API, with the status page,

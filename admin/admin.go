@@ -10,7 +10,7 @@
 //	POST /admin/probe   {"route": ...} or {"provider": ...} (probes its first enabled route)
 //
 // Send the token as "Authorization: Bearer <token>". A pause set here is a
-// manual rest (state.Rest.Manual): only a resume lifts it, whatever the
+// manual rest (rest.Pause): only a resume lifts it, whatever the
 // router sees meanwhile. A probe calls the route with a tiny request; when
 // it answers, an automatic rest of the route and its provider is lifted but
 // a pause set by hand stays (seed 004: "resumes any that were paused
@@ -40,7 +40,9 @@ import (
 	"unicode"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/state"
 )
@@ -94,7 +96,7 @@ type Reply struct {
 	OK     bool   `json:"ok"`
 	Action string `json:"action"`
 	// Key is the rest key acted on: a route ID or "provider:<name>".
-	Key   string     `json:"key"`
+	Key   rest.Key   `json:"key"`
 	Until *time.Time `json:"until,omitempty"`
 	// Probe results: the route probed, its outcome class, latency, and the
 	// redacted reason of a failure.
@@ -173,61 +175,59 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // target checks the route or provider named by req and returns its rest
 // key, or an HTTP status and message.
-func (h *Handler) target(req Request, action string) (key string, status int, msg string) {
+func (h *Handler) target(req Request, action string) (key rest.Key, status int, msg string) {
 	p := h.o.Plan
 	switch {
 	case req.Route != "" && req.Provider != "":
-		return "", http.StatusBadRequest, "name a route or a provider, not both"
+		return rest.Key{}, http.StatusBadRequest, "name a route or a provider, not both"
 	case req.Route != "":
 		rt := p.Routes[req.Route]
 		if rt == nil {
-			return "", http.StatusNotFound, "no route " + quote(req.Route) + " in the plan; see /status.json for the routes"
+			return rest.Key{}, http.StatusNotFound, "no route " + quote(req.Route) + " in the plan; see /status.json for the routes"
 		}
 		if action == "probe" && rt.Disabled {
-			return "", http.StatusConflict, rt.ID + " is disabled (" + rt.DisabledReason + "); it cannot be probed"
+			return rest.Key{}, http.StatusConflict, rt.ID + " is disabled (" + rt.DisabledReason + "); it cannot be probed"
 		}
-		return rt.ID, 0, ""
+		return rest.RouteKey(rt.ID), 0, ""
 	case req.Provider != "":
 		pr := p.Providers[req.Provider]
 		if pr == nil {
-			return "", http.StatusNotFound, "no provider " + quote(req.Provider) + " in the plan; see /status.json for the providers"
+			return rest.Key{}, http.StatusNotFound, "no provider " + quote(req.Provider) + " in the plan; see /status.json for the providers"
 		}
 		if action == "probe" && pr.Disabled {
-			return "", http.StatusConflict, pr.Name + " is disabled (" + pr.DisabledReason + "); it cannot be probed"
+			return rest.Key{}, http.StatusConflict, pr.Name + " is disabled (" + pr.DisabledReason + "); it cannot be probed"
 		}
-		return route.ProviderKey(pr.Name), 0, ""
+		return rest.ProviderKey(pr.Name), 0, ""
 	}
-	return "", http.StatusBadRequest, `name a "route" or a "provider"`
+	return rest.Key{}, http.StatusBadRequest, `name a "route" or a "provider"`
 }
 
-func (h *Handler) pause(w http.ResponseWriter, r *http.Request, key string, req Request) {
+func (h *Handler) pause(w http.ResponseWriter, r *http.Request, key rest.Key, req Request) {
 	now := h.o.Clock.Now()
-	rest := state.Rest{Key: key, Class: "paused", Manual: true, Since: now, Reason: "paused by hand"}
+	var until time.Time
 	if req.For != "" {
 		d, err := time.ParseDuration(req.For)
 		if err != nil || d <= 0 {
 			writeError(w, http.StatusBadRequest, "invalid_for", `"for" must be a positive duration such as "30m" or "2h"`)
 			return
 		}
-		rest.Until = now.Add(d)
+		until = now.Add(d)
 	}
-	if s := cleanReason(req.Reason); s != "" {
-		rest.Reason = "paused by hand: " + s
-	}
-	rep := Reply{OK: true, Action: "pause", Key: key, Until: timePtr(rest.Until)}
-	if !h.stored(w, h.o.Store.SetRest(r.Context(), rest), &rep) {
+	_, err := rest.Pause(r.Context(), h.o.Store, key, now, until, cleanReason(req.Reason))
+	rep := Reply{OK: true, Action: "pause", Key: key, Until: timePtr(until)}
+	if !h.stored(w, err, &rep) {
 		return
 	}
-	h.o.Logger.Info("admin: paused", "key", key, "until", rest.Until)
+	h.o.Logger.Info("admin: paused", "key", key.String(), "until", until)
 	writeJSON(w, http.StatusOK, rep)
 }
 
-func (h *Handler) resume(w http.ResponseWriter, r *http.Request, key string) {
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, key rest.Key) {
 	rep := Reply{OK: true, Action: "resume", Key: key}
-	if !h.stored(w, h.o.Store.ClearRest(r.Context(), key, true), &rep) {
+	if !h.stored(w, rest.Resume(r.Context(), h.o.Store, key), &rep) {
 		return
 	}
-	h.o.Logger.Info("admin: resumed", "key", key)
+	h.o.Logger.Info("admin: resumed", "key", key.String())
 	writeJSON(w, http.StatusOK, rep)
 }
 
@@ -241,19 +241,19 @@ func (h *Handler) stored(w http.ResponseWriter, err error, rep *Reply) bool {
 	case err == nil:
 		return true
 	case errors.Is(err, state.ErrNotPersisted):
-		h.o.Logger.Warn("admin: "+rep.Action+" in effect but not yet saved", "key", rep.Key, "err", err)
+		h.o.Logger.Warn("admin: "+rep.Action+" in effect but not yet saved", "key", rep.Key.String(), "err", err)
 		rep.Warning = "the " + rep.Action + " is in effect, but saving it to disk failed (see the gateway's log and /healthz); " +
 			"the gateway retries every second, and a restart before it succeeds would forget it"
 		return true
 	}
-	h.o.Logger.Warn("admin: "+rep.Action+" failed", "key", rep.Key, "err", err)
+	h.o.Logger.Warn("admin: "+rep.Action+" failed", "key", rep.Key.String(), "err", err)
 	writeError(w, http.StatusServiceUnavailable, "store_unavailable", "the "+rep.Action+" could not be stored: the state store did not answer; try again")
 	return false
 }
 
-func (h *Handler) probe(w http.ResponseWriter, r *http.Request, key string) {
-	id := key
-	if name, ok := strings.CutPrefix(key, "provider:"); ok {
+func (h *Handler) probe(w http.ResponseWriter, r *http.Request, key rest.Key) {
+	id, _ := key.Route()
+	if name, ok := key.Provider(); ok {
 		id = ""
 		for _, rid := range h.o.Plan.RouteOrder {
 			if rt := h.o.Plan.Routes[rid]; rt.Provider.Name == name && !rt.Disabled {
@@ -273,7 +273,10 @@ func (h *Handler) probe(w http.ResponseWriter, r *http.Request, key string) {
 			return // the operator went away
 		}
 		if a != nil {
-			rep.Error, rep.Class = a.Error, classOf(a.Error)
+			rep.Error = a.Error
+			if a.Class != failure.OK {
+				rep.Class = a.Class.String()
+			}
 		}
 		if rep.Error == "" {
 			rep.Error = "the probe failed without an answer (budget spent or the deadline passed)"
@@ -285,16 +288,6 @@ func (h *Handler) probe(w http.ResponseWriter, r *http.Request, key string) {
 	rep.Class, rep.LatencyMS = a.Class.String(), a.Latency.Milliseconds()
 	h.o.Logger.Info("admin: probe answered", "route", id, "latency", a.Latency)
 	writeJSON(w, http.StatusOK, rep)
-}
-
-// classOf keeps the class-like head of a redacted reason ("overloaded: ..."
-// gives "overloaded").
-func classOf(reason string) string {
-	head, _, _ := strings.Cut(reason, ":")
-	if strings.ContainsFunc(head, func(r rune) bool { return !(r == '_' || unicode.IsLower(r) || unicode.IsDigit(r)) }) {
-		return ""
-	}
-	return head
 }
 
 // cleanReason keeps printable characters of an operator's reason, at most

@@ -101,13 +101,13 @@ func FuzzRequest(f *testing.F) {
 			return
 		}
 		var rep Reply
-		if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || !rep.OK || rep.Key == "" {
+		if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || !rep.OK || rep.Key.IsZero() {
 			t.Fatalf("a 200 that is not a done action: %s", rec.Body)
 		}
 		rests, _ := store.Rests(context.Background(), now)
 		var got *state.Rest
 		for i := range rests {
-			if rests[i].Key == rep.Key {
+			if rests[i].Key == rep.Key.String() {
 				got = &rests[i]
 			}
 		}

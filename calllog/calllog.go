@@ -279,7 +279,7 @@ func FromAttempt(a *route.Attempt) *Record {
 		Time: a.Start, RequestID: a.RequestID, Chain: a.Chain, Route: a.Route,
 		Provider: a.Provider, Model: a.Model, Status: a.Status, Outcome: a.Class.String(),
 		LatencyMS: float64(a.Latency.Microseconds()) / 1000, TokensIn: a.TokensIn, TokensOut: a.TokensOut,
-		Error: a.Error, RestKey: a.RestKey, RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
+		Error: a.Error, RestKey: a.RestKey.String(), RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
 		Part: a.Part, Cut: a.Cut, Cached: a.Cached,
 	}
 }

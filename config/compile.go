@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/tollfree/tollfree/failure"
 )
 
 // modelSpec is a model resolved from its preset entry and its config.
@@ -131,7 +129,7 @@ func (l *loader) compile() *Plan {
 			QueueLength:       f.Server.QueueLength,
 			QueueWait:         time.Duration(f.Server.QueueWait),
 		},
-		Rest: failure.Policy{
+		Rest: RestTimes{
 			Empty:      time.Duration(f.Rest.Empty),
 			MinuteMin:  time.Duration(f.Rest.MinuteMin),
 			MinuteMax:  time.Duration(f.Rest.MinuteMax),

@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"time"
-
-	"github.com/tollfree/tollfree/failure"
 )
 
 // Load reads the config file at path and compiles it: see Parse. Problems
@@ -162,7 +160,7 @@ func (l *loader) applyDefaults() {
 }
 
 func (l *loader) restDefaults() {
-	r, d := &l.f.Rest, failure.DefaultPolicy()
+	r, d := &l.f.Rest, DefaultRestTimes()
 	setDur(&r.Empty, Duration(d.Empty))
 	setDur(&r.MinuteMin, Duration(d.MinuteMin))
 	setDur(&r.MinuteMax, Duration(d.MinuteMax))

@@ -4,9 +4,64 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/secret"
 )
+
+// RestTimes says how long each kind of failure rests a route: the
+// durations of DESIGN.md's decision table, which package rest applies
+// (rest.Policy). Every duration's zero value means its default (see
+// DefaultRestTimes), so the zero RestTimes works; to make a class rest
+// briefly, give it a small duration.
+type RestTimes struct {
+	// Empty rests a route that answered 2xx with nothing usable. Default 30s.
+	Empty time.Duration
+	// MinuteMin and MinuteMax clamp a per-minute rate limit's retry-after;
+	// MinuteMin is also the rest when the wait is unknown, and MinuteMax the
+	// shortest provider-named wait a per-day limit trusts. Defaults 20s and
+	// 5m.
+	MinuteMin, MinuteMax time.Duration
+	// DayUnknown rests a per-day limit when neither the provider nor the
+	// route's reset says when the day ends. Default 1h.
+	DayUnknown time.Duration
+	// Auth rests every route of a provider whose key is refused. Default 1h.
+	Auth time.Duration
+	// Gone rests a route whose model is not there. Default 6h.
+	Gone time.Duration
+	// BadConfig rests a route whose own settings the model refuses.
+	// Default 6h.
+	BadConfig time.Duration
+	// Overloaded rests a route after a 5xx, a refused or reset connection
+	// or a cut stream; a longer retry-after, up to MinuteMax, wins.
+	// Default 30s.
+	Overloaded time.Duration
+	// Timeout rests a route that did not answer in time. Default 30s.
+	Timeout time.Duration
+	// Growth multiplies the Overloaded, Timeout and Empty rests by
+	// Growth^(consecutive-1). Default (and any value below 1): 1, no growth.
+	Growth float64
+	// GrowthMax caps a grown rest (never below the class's base rest).
+	// Default 10m.
+	GrowthMax time.Duration
+}
+
+// DefaultRestTimes returns the decision table's defaults: Empty 30s,
+// MinuteMin 20s, MinuteMax 5m, DayUnknown 1h, Auth 1h, Gone 6h, BadConfig
+// 6h, Overloaded 30s, Timeout 30s, Growth 1, GrowthMax 10m.
+func DefaultRestTimes() RestTimes {
+	return RestTimes{
+		Empty:      30 * time.Second,
+		MinuteMin:  20 * time.Second,
+		MinuteMax:  5 * time.Minute,
+		DayUnknown: time.Hour,
+		Auth:       time.Hour,
+		Gone:       6 * time.Hour,
+		BadConfig:  6 * time.Hour,
+		Overloaded: 30 * time.Second,
+		Timeout:    30 * time.Second,
+		Growth:     1,
+		GrowthMax:  10 * time.Minute,
+	}
+}
 
 // Plan is a compiled configuration: immutable runtime values, with every
 // default applied and every reference resolved. Nothing in it changes after
@@ -29,8 +84,9 @@ type Plan struct {
 	ChainOrder []string
 	// Server holds the HTTP server's limits.
 	Server Server
-	// Rest holds how long each kind of failure rests a route.
-	Rest failure.Policy
+	// Rest holds how long each kind of failure rests a route; package rest
+	// applies it (rest.NewPolicy).
+	Rest RestTimes
 	// CallLog is the path of the JSONL call log; "" means DataDir/calls.jsonl,
 	// "-" means standard output, "off" disables it.
 	CallLog string
@@ -222,9 +278,6 @@ type Route struct {
 	Disabled       bool
 	DisabledReason string
 }
-
-// Key returns the quota key of the route's own counts.
-func (r *Route) Key() string { return r.ID }
 
 // FallbackKind is what answers when every route of a chain failed.
 type FallbackKind int

@@ -14,6 +14,7 @@ import (
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 )
 
@@ -88,10 +89,10 @@ func TestGoneRoutes(t *testing.T) {
 // TestReportLines: what the report prints for the outcomes a question can
 // have, including a hedge whose raced route is recorded after the answer.
 func TestReportLines(t *testing.T) {
-	at := func(id, rt string, c failure.Class, lat time.Duration, hedge bool, rest time.Duration) *route.Attempt {
+	at := func(id, rt string, c failure.Class, lat time.Duration, hedge bool, resting time.Duration) *route.Attempt {
 		a := &route.Attempt{RequestID: id, Route: rt, Provider: strings.SplitN(rt, "/", 2)[0], Start: t0, Latency: lat, Class: c, Hedge: hedge}
-		if rest > 0 {
-			a.RestKey, a.RestUntil = rt, t0.Add(lat+rest)
+		if resting > 0 {
+			a.RestKey, a.RestUntil = rest.RouteKey(rt), t0.Add(lat+resting)
 		}
 		return a
 	}
@@ -122,7 +123,7 @@ func TestReportLines(t *testing.T) {
 			{att: at("r4", "groq/moonshotai/kimi-k2-instruct-0905", failure.Gone, 50*time.Millisecond, false, 6*time.Hour)},
 			{att: func() *route.Attempt {
 				a := at("r4", "groq/qwen/qwen3-32b", failure.Auth, 50*time.Millisecond, false, time.Hour)
-				a.RestKey = route.ProviderKey("groq")
+				a.RestKey = rest.ProviderKey("groq")
 				return a
 			}()},
 			{att: at("r4", "gemini/gemma-3-27b-it", failure.OK, time.Second, false, 0)},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 )
 
@@ -76,7 +77,7 @@ func newReport(out io.Writer, clk clock.Clock) *report {
 func (r *report) RecordAttempt(a *route.Attempt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if a.RestKey != "" {
+	if !a.RestKey.IsZero() {
 		r.tally.rests[a.Class.RestClass().String()]++
 	}
 	if label, ok := r.finished[a.RequestID]; ok {
@@ -87,7 +88,7 @@ func (r *report) RecordAttempt(a *route.Attempt) {
 		}
 		// A call wound down after the answer: worth a line only when it
 		// rested something.
-		if a.RestKey != "" {
+		if !a.RestKey.IsZero() {
 			fmt.Fprintf(r.out, "%s %s   later: %s\n", r.stamp(), label, r.attemptText(a))
 		}
 		return
@@ -267,9 +268,9 @@ func (r *report) attemptText(a *route.Attempt) string {
 	case failure.Cancelled:
 		s = a.Route + ": cancelled after " + round(a.Latency).String()
 	}
-	if a.RestKey != "" && !a.RestUntil.IsZero() {
+	if !a.RestKey.IsZero() && !a.RestUntil.IsZero() {
 		what := "resting"
-		if a.RestKey == route.ProviderKey(a.Provider) {
+		if a.RestKey == rest.ProviderKey(a.Provider) {
 			what = "resting all of " + a.Provider
 		}
 		s += ", " + what + " " + round(a.RestUntil.Sub(a.Start.Add(a.Latency))).String()

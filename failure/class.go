@@ -22,7 +22,7 @@ const (
 	Timeout                  // no answer, or a stream gone silent, within its limit
 	Cancelled                // the caller went away, or a hedge loser that had started answering
 	// SilentLoser is a hedge loser that had sent nothing by the time it
-	// lost. It rests nothing by itself; the router counts it as a strike,
+	// lost. It rests nothing by itself; package rest counts it as a strike,
 	// and strikes in a row rest the route as Timeout (see RestClass).
 	SilentLoser
 )

@@ -1,8 +1,9 @@
 // Package failure owns the meaning of an upstream failure. Provider adapters
 // report every failed call as an *UpstreamError (status, headers, at most
 // 64 KiB of body, or a transport error or sentinel); Classify sorts it into a
-// closed set of classes with a scope and the provider's wait, and
-// Policy.Rest turns that Verdict into how long, and what, to rest. One
+// closed set of classes with a scope and the provider's wait. What a
+// Verdict then causes (how long, and what, to rest) belongs to package rest:
+// failure says what happened, rest what follows from it. One
 // classifier for every dialect keeps the failover decision in one place
 // (STYLE.md, Errors), and it is a pure function of the error and the time, so
 // it is safe for concurrent use.
@@ -101,7 +102,7 @@
 //
 // Day signals win over minute ones: one Gemini 429 may list both quotas.
 // Gemini's retryDelay never decides the window (a per-day 429 carries a 36 s
-// delay); Policy.Rest ignores such a short wait for a per-day limit.
+// delay); rest.Policy ignores such a short wait for a per-day limit.
 //
 // # Bodies
 //

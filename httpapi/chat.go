@@ -11,6 +11,7 @@ import (
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/openai"
+	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
 )
 
@@ -27,7 +28,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "POST")
 		return
 	}
-	id := s.ids.next()
+	id := s.ids.Next()
 	w.Header().Set(HeaderRequestID, id)
 	if !s.authorized(r) {
 		unauthorized(w)
@@ -50,66 +51,78 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "", "invalid_request")
 		return
 	}
+	// The chain is looked up here, once: the Gateway and the router take it
+	// as it is.
 	ch := s.plan.Chains[model]
 	if ch == nil {
 		writeError(w, http.StatusNotFound, "the model "+strconv.Quote(model)+" names no chain of this gateway; use one of: "+strings.Join(s.plan.ChainOrder, ", "), "invalid_request_error", "model", "model_not_found")
 		return
 	}
-	if !s.admit(w, r, ch, req) {
-		return
-	}
-	key, cached := s.cacheKey(r, ch, req)
+	call := llm.Call{Request: req, Caller: s.caller(r, req), NoCache: noCache(r), ID: id}
 	if req.Stream {
-		if cached {
-			if e, hit := s.cache.Get(r.Context(), key); hit {
-				s.serveCachedStream(w, id, ch, req, e)
-				return
-			}
-			w.Header().Set(HeaderCache, "miss")
-		}
-		s.stream(w, r, id, ch, req)
+		s.stream(w, r, ch, call)
 		return
 	}
-	if cached {
-		s.chatCached(w, r, id, ch, req, key)
-		return
-	}
-	start := s.clock.Now()
-	res, err := s.router.Chat(r.Context(), ch.Name, id, req)
+	a, err := s.gw.Serve(r.Context(), ch, call)
 	if err != nil {
-		s.fail(w, r, ch, req, err)
+		s.fail(w, r, ch, err)
 		return
 	}
-	s.writeAnswer(w, id, ch, res.Route, res.Response)
-	s.obs.Request(ch.Name, OutcomeAnswered, s.clock.Now().Sub(start))
+	s.writeAnswer(w, ch, a)
+}
+
+// noCache reports whether the caller opted out of the response cache for
+// this request, with Cache-Control: no-cache (or no-store).
+func noCache(r *http.Request) bool {
+	cc := r.Header.Get("Cache-Control")
+	return cc != "" && (strings.Contains(cc, "no-cache") || strings.Contains(cc, "no-store"))
+}
+
+// servedHeaders say what served a request: the route (unless the chain
+// hides its routes), the fallback, the cache.
+func servedHeaders(w http.ResponseWriter, ch *config.Chain, by llm.ServedBy, route string, cacheMiss bool) {
+	h := w.Header()
+	if !ch.HideRoute && route != "" {
+		h.Set(HeaderRoute, route)
+	}
+	if kind := by.Fallback(); kind != "" {
+		h.Set(HeaderFallback, kind)
+	}
+	switch {
+	case by == llm.ServedByCache:
+		h.Set(HeaderCache, "hit")
+	case by == llm.ServedBySharedCall:
+		h.Set(HeaderCache, "shared")
+	case cacheMiss:
+		h.Set(HeaderCache, "miss")
+	}
 }
 
 // writeAnswer writes a whole answer as a chat.completion.
-func (s *Server) writeAnswer(w http.ResponseWriter, id string, ch *config.Chain, rt *config.Route, resp *llm.Response) {
+func (s *Server) writeAnswer(w http.ResponseWriter, ch *config.Chain, a *llm.Answer) {
+	resp := &a.Response
 	content, reasoning := splitThink(resp.Content)
 	if reasoning != "" && resp.Reasoning == "" {
 		resp.Reasoning = reasoning
 	}
 	resp.Content = content
-	name := s.modelName(ch, rt)
-	if !ch.HideRoute && rt != nil {
-		w.Header().Set(HeaderRoute, rt.ID)
-	}
+	servedHeaders(w, ch, a.ServedBy, a.Route, a.CacheMiss)
 	out := s.getBuf()
 	defer s.putBuf(out)
-	*out = openai.AppendResponse(*out, chatID(id), name, s.clock.Now().Unix(), resp, ch.Reasoning == "pass")
+	*out = openai.AppendResponse(*out, chatID(a.RequestID), modelName(ch, a.Route), s.clock.Now().Unix(), resp, ch.Reasoning == "pass")
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(*out)))
 	w.Write(*out)
 }
 
 // modelName is what the response's model field says: the route that
-// answered, or the chain's name when the chain hides its routes.
-func (s *Server) modelName(ch *config.Chain, rt *config.Route) string {
-	if ch.HideRoute || rt == nil {
+// answered, or the chain's name when the chain hides its routes or its
+// fallback answered.
+func modelName(ch *config.Chain, route string) string {
+	if ch.HideRoute || route == "" {
 		return ch.Name
 	}
-	return rt.ID
+	return route
 }
 
 func chatID(reqID string) string { return "chatcmpl-" + strings.TrimPrefix(reqID, "req_") }
@@ -125,21 +138,18 @@ func splitThink(s string) (content, reasoning string) {
 	return strings.TrimLeft(c+c2, "\n"), rsn + r2
 }
 
-// fail answers a request no route answered: with the caller's own error,
-// the chain's fallback, or an error with Retry-After. It tells the observer
-// how the request ended.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, req *llm.Request, err error) {
-	outcome := s.failOutcome(w, r, ch, req, err)
-	s.obs.Request(ch.Name, outcome, 0)
-}
-
-func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.Chain, req *llm.Request, err error) string {
+// fail answers a request the Gateway answered with an error: the
+// caller's own error, a refusal by the caller limits, or no route and no
+// fallback (503 with Retry-After). A caller that went away gets nothing:
+// nobody is listening.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, err error) {
 	if r.Context().Err() != nil {
-		return OutcomeCancelled // the caller went away; nobody is listening
+		return
 	}
 	var ce *route.CallerError
-	var ex *route.ExhaustedError
 	var tl *route.TooLargeError
+	var le *quota.CallerLimitError
+	var ex *route.ExhaustedError
 	switch {
 	case errors.As(err, &ce):
 		status := ce.Status
@@ -158,73 +168,22 @@ func (s *Server) failOutcome(w http.ResponseWriter, r *http.Request, ch *config.
 			msg = hideRoutes(ch, ce.Message)
 		}
 		writeError(w, status, msg, "invalid_request_error", ce.Param, code)
-		return OutcomeRejected
 	case errors.As(err, &tl):
 		writeError(w, http.StatusBadRequest, tl.Error(), "invalid_request_error", "messages", "context_length_exceeded")
-		return OutcomeRejected
+	case errors.As(err, &le):
+		if !le.RetryAt.IsZero() {
+			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), le.RetryAt))
+		}
+		writeError(w, http.StatusTooManyRequests, le.Error(), "rate_limit_error", "", "caller_limit")
 	case errors.As(err, &ex):
-		if ch.Fallback.Kind == config.FallbackSearch {
-			if ix := s.search[ch.Name]; ix != nil {
-				if text, ok := ix.Answer(lastUser(req)); ok {
-					s.fallbackText(w, ch, req, "search", text)
-					s.obs.FallbackServed(ch.Name, "search")
-					return OutcomeFallback
-				}
-			}
-		}
-		if ch.Fallback.Kind != config.FallbackError && ch.Fallback.Message != "" {
-			s.fallbackText(w, ch, req, "message", ch.Fallback.Message)
-			s.obs.FallbackServed(ch.Name, "message")
-			return OutcomeFallback
-		}
 		if !ex.RetryAt.IsZero() {
 			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), ex.RetryAt))
 		}
 		writeError(w, http.StatusServiceUnavailable, exhaustedMessage(ch, ex, s.clock.Now()), "server_error", "", "no_route_available")
-		s.obs.FallbackServed(ch.Name, "error")
-		return OutcomeFailed
 	case errors.Is(err, context.Canceled):
-		return OutcomeCancelled
-	default:
-		s.log.Error("chat failed", "chain", ch.Name, "err", err)
+	default: // the Gateway logged the cause
 		writeError(w, http.StatusBadGateway, "the gateway could not complete the request; see its log for the cause", "server_error", "", "gateway_error")
-		return OutcomeFailed
 	}
-}
-
-// lastUser returns the text of the last user message: the question a
-// search fallback answers.
-func lastUser(req *llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			return req.Messages[i].Content
-		}
-	}
-	return ""
-}
-
-// fallbackText answers with a fallback's text (the chain's fixed message,
-// or a search result), marked as a fallback in a header so that a program
-// can tell.
-func (s *Server) fallbackText(w http.ResponseWriter, ch *config.Chain, req *llm.Request, kind, text string) {
-	w.Header().Set(HeaderFallback, kind)
-	resp := &llm.Response{Content: text, FinishReason: "stop"}
-	now := s.clock.Now().Unix()
-	id := chatID(w.Header().Get(HeaderRequestID))
-	if req.Stream {
-		writeStreamHeaders(w)
-		b := openai.AppendChunk(nil, id, ch.Name, now, llm.Chunk{Role: "assistant", Content: text}, false)
-		b = openai.AppendChunk(b, id, ch.Name, now, llm.Chunk{FinishReason: "stop"}, false)
-		if req.IncludeUsage {
-			b = openai.AppendUsageChunk(b, id, ch.Name, now, llm.Usage{})
-		}
-		b = append(b, "data: [DONE]\n\n"...)
-		w.Write(b)
-		return
-	}
-	b := openai.AppendResponse(nil, id, ch.Name, now, resp, false)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(b)
 }
 
 func writeStreamHeaders(w http.ResponseWriter) {

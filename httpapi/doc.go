@@ -3,6 +3,14 @@
 // mapping of every failure to the status code and error envelope an OpenAI
 // client expects.
 //
+// It owns no step of the request's flow: a chat request is decoded, its
+// chain looked up (once: the Gateway and the router take it as it is), its
+// caller worked out (callers.go), and the Gateway interface (*tollfree.Gateway)
+// runs the caller limits, the cache, the routes and the fallback, exactly as
+// for a Go program embedding tollfree. The answer is encoded whatever gave it
+// (a route, the cache, a fallback; whole or streamed), with headers saying
+// which: X-Tollfree-Route, X-Tollfree-Cache, X-Tollfree-Fallback.
+//
 // Every request with a body must be application/json, on every endpoint
 // (media.go), so that a web page cannot make a browser post to a gateway.
 // A chain's hide_route holds in everything a caller reads (hide.go), and
@@ -18,6 +26,7 @@
 // are checked while the request is decoded, every write to the client has a
 // deadline (a client that stops reading is dropped), and LimitListener caps
 // the connections a server holds.
+//
 // What the client sees is chosen here (a public message); the cause goes to
 // the log, never the raw upstream error.
 package httpapi

@@ -12,8 +12,8 @@ import (
 
 // Everything a caller reads that could name a route goes through here, so
 // that a chain's hide_route holds everywhere (issue 10): the response's
-// model and X-Tollfree-Route (chat.go, stream.go, cache.go), error
-// messages and Retry-After explanations (failOutcome), and the error event
+// model and X-Tollfree-Route (chat.go servedHeaders, modelName), error
+// messages and Retry-After explanations (fail), and the error event
 // of a broken stream (brokenMessage).
 
 // hideRoutes returns msg with every route id, model and provider name of

@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,83 +10,51 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/reqid"
+	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/openai"
-	"github.com/tollfree/tollfree/route"
 )
 
-// Options configure a Server. Plan and Router are required.
+// Options configure a Server. Plan and Gateway are required.
 type Options struct {
-	Plan   *config.Plan
-	Router *route.Router
-	Clock  clock.Clock
-	Logger *slog.Logger
+	Plan *config.Plan
+	// Gateway answers the chat requests.
+	Gateway Gateway
+	Clock   clock.Clock
+	Logger  *slog.Logger
 	// Extra handlers mounted on the mux (status page, metrics, admin), by
 	// pattern.
 	Extra map[string]http.Handler
 	// Health adds lines to /healthz (the state store's condition).
 	Health func() map[string]string
-	// Cache is the response cache; nil disables caching.
-	Cache *cache.Cache
-	// Observer counts requests, cache hits and fallbacks (metrics, live
-	// statistics); nil counts nothing.
-	Observer Observer
-	// Admitter applies the plan's caller limits; nil admits everyone.
-	Admitter Admitter
-	// Search answers for chains whose fallback is a keyword search, by
-	// chain name.
-	Search map[string]Searcher
 }
 
-// Observer is told how each request ended. Outcomes are a closed
-// vocabulary: the Outcome constants.
-type Observer interface {
-	Request(chain, outcome string, d time.Duration)
-	CacheHit(chain string)
-	FallbackServed(chain, kind string)
+// Gateway runs a request through the gateway's flow: the caller check, the
+// cache, the routes and the chain's fallback (DESIGN.md, "How one request
+// flows"). *tollfree.Gateway implements it; a Go program embedding
+// tollfree calls the same methods, so both get the same answers. The
+// Server only decodes the request, works out who the caller is, calls the
+// Gateway, encodes what it answered, and maps its errors to status codes.
+type Gateway interface {
+	Serve(ctx context.Context, ch *config.Chain, c llm.Call) (*llm.Answer, error)
+	ServeStream(ctx context.Context, ch *config.Chain, c llm.Call) (*llm.AnswerStream, error)
 }
-
-// Searcher answers a question from the content when no route can (seed 000:
-// "a plain keyword search over the same content answers instead").
-type Searcher interface {
-	Answer(query string) (text string, ok bool)
-}
-
-// The outcomes of a request, as told to the Observer.
-const (
-	OutcomeAnswered  = "answered"
-	OutcomeCached    = "cached"
-	OutcomeFallback  = "fallback"
-	OutcomeFailed    = "failed"
-	OutcomeRejected  = "rejected"
-	OutcomeCancelled = "cancelled"
-)
-
-type nopObserver struct{}
-
-func (nopObserver) Request(string, string, time.Duration) {}
-func (nopObserver) CacheHit(string)                       {}
-func (nopObserver) FallbackServed(string, string)         {}
 
 // Server serves the API. It is safe for concurrent use.
 type Server struct {
-	plan     *config.Plan
-	router   *route.Router
-	clock    clock.Clock
-	log      *slog.Logger
-	health   func() map[string]string
-	cache    *cache.Cache
-	obs      Observer
-	search   map[string]Searcher
-	admitter Admitter
-	mux      *http.ServeMux
-	ids      idSource
-	keys     [][]byte
+	plan   *config.Plan
+	gw     Gateway
+	clock  clock.Clock
+	log    *slog.Logger
+	health func() map[string]string
+	mux    *http.ServeMux
+	ids    *reqid.Source
+	keys   [][]byte
+	limits bool // the plan has caller limits: work out who calls
 
 	bufs sync.Pool // *[]byte
 }
@@ -101,11 +67,8 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{plan: o.Plan, router: o.Router, clock: o.Clock, log: o.Logger, health: o.Health, cache: o.Cache, obs: o.Observer, search: o.Search, admitter: o.Admitter, mux: http.NewServeMux()}
-	if s.obs == nil {
-		s.obs = nopObserver{}
-	}
-	s.ids.init()
+	s := &Server{plan: o.Plan, gw: o.Gateway, clock: o.Clock, log: o.Logger, health: o.Health, mux: http.NewServeMux(), ids: reqid.New(),
+		limits: o.Plan.Callers != (config.Callers{})}
 	for _, k := range o.Plan.GatewayKeys {
 		if k != "" {
 			s.keys = append(s.keys, []byte(k))
@@ -278,23 +241,6 @@ func writeError(w http.ResponseWriter, status int, msg, typ, param, code string)
 	w.Write(openai.AppendError(nil, msg, typ, param, code))
 }
 
-// idSource makes request ids: a random process prefix and a counter, so
-// ids are unique without a syscall per request.
-type idSource struct {
-	prefix string
-	n      atomic.Uint64
-}
-
-func (s *idSource) init() {
-	var b [6]byte
-	rand.Read(b[:])
-	s.prefix = "req_" + hex.EncodeToString(b[:])
-}
-
-func (s *idSource) next() string {
-	return s.prefix + strconv.FormatUint(s.n.Add(1), 36)
-}
-
 // retryAfter formats the seconds until t, at least 1.
 func retryAfter(now, t time.Time) string {
 	d := t.Sub(now)
@@ -304,5 +250,3 @@ func retryAfter(now, t time.Time) string {
 	}
 	return strconv.FormatInt(secs, 10)
 }
-
-var _ = context.Background

@@ -4,19 +4,18 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
-	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/openai"
 	"github.com/tollfree/tollfree/route"
 )
 
-// stream answers with OpenAI-format server-sent events, whatever the
-// dialect of the route that answers, each flushed as it arrives. The routes
-// race for the first token (route.Router.Stream); until one comes, a failure
-// is answered like a non-streamed one (a status and a JSON error). After
+// stream answers with OpenAI-format server-sent events, whatever answered
+// (a route's stream, whatever its dialect; a cached answer; the chain's
+// fallback), each flushed as it arrives. The routes race for the first
+// token (route.Router.Stream); until one comes, a failure is answered like
+// a non-streamed one (a status and a JSON error). After
 // it, the status is 200 and cannot be taken back: a stream that breaks and
 // that no route can continue ends with an OpenAI-style error event and an
 // aborted response (no finish_reason, no [DONE]), so that a cut answer can
@@ -28,28 +27,22 @@ import (
 // the chain's reasoning is "pass" and is dropped otherwise. With
 // stream_options.include_usage the last chunk before [DONE] carries the
 // usage of every part (estimated where an upstream reported none).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *config.Chain, req *llm.Request) {
-	rs, err := s.router.Stream(r.Context(), ch.Name, id, req)
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain, call llm.Call) {
+	as, err := s.gw.ServeStream(r.Context(), ch, call)
 	if err != nil {
-		s.fail(w, r, ch, req, err)
+		s.fail(w, r, ch, err)
 		return
 	}
-	defer rs.Close()
-	if !ch.HideRoute {
-		w.Header().Set(HeaderRoute, rs.Route.ID)
-	}
-	_, cacheable := s.cacheKey(r, ch, req) // chat marked the miss
+	defer as.Close()
+	servedHeaders(w, ch, as.ServedBy, as.Route, as.CacheMiss)
 	writeStreamHeaders(w)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), id: chatID(id), model: s.modelName(ch, rs.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
 	sw.buf = s.getBuf()
 	defer s.putBuf(sw.buf)
-	var whole strings.Builder // the answer, for the cache
-	var reasoning strings.Builder
 	var think openai.ThinkFilter
 	var finish string
-	toolCalls := false
 	for {
-		c, err := rs.Next()
+		c, err := as.Next()
 		if err == io.EOF {
 			break
 		}
@@ -76,19 +69,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *c
 			c.Content += tail
 			c.Reasoning += rtail
 		}
-		if c.ToolCalls != nil {
-			toolCalls = true
-		}
-		if cacheable {
-			whole.WriteString(c.Content)
-			reasoning.WriteString(c.Reasoning)
-		}
 		if !sw.chunk(c) {
 			return
 		}
 		// Flush when the next chunk would wait on the upstream: at once
 		// for the caller, and one write for chunks that came together.
-		if rs.Buffered() == 0 {
+		if as.Buffered() == 0 {
 			_ = sw.rc.Flush()
 		}
 	}
@@ -96,30 +82,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, ch *c
 	// filter held back, then the finish the client expects.
 	tail, rtail := think.Flush()
 	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
-	if cacheable {
-		whole.WriteString(tail)
-		reasoning.WriteString(rtail)
-	}
 	*sw.buf = (*sw.buf)[:0]
 	if finish == "" {
 		*sw.buf = openai.AppendChunk(*sw.buf, sw.id, sw.model, sw.created, llm.Chunk{FinishReason: "stop"}, false)
 	}
-	u, exact := rs.Usage()
-	if req.IncludeUsage {
+	if call.Request.IncludeUsage {
+		u, _ := as.Usage()
 		*sw.buf = openai.AppendUsageChunk(*sw.buf, sw.id, sw.model, sw.created, u)
 	}
 	*sw.buf = append(*sw.buf, "data: [DONE]\n\n"...)
-	if !sw.write() {
-		return
-	}
-	if cacheable && !toolCalls {
-		// Tool-call deltas are not reassembled: such answers are not cached.
-		if finish == "" {
-			finish = "stop"
-		}
-		s.storeStreamed(r, ch, req, &cache.Entry{Route: rs.Route.ID, Content: whole.String(), Reasoning: reasoning.String(),
-			FinishReason: finish, Usage: u, UsageKnown: exact})
-	}
+	sw.write()
 }
 
 // sseWriter writes one response's chunks.

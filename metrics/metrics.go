@@ -24,6 +24,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
 )
@@ -50,7 +51,7 @@ type Metrics struct {
 	// routes and chains are built by New and only read afterwards.
 	routes map[string]*routeSet
 	chains map[string]*chainSet
-	rests  map[string]*[failure.NumClasses]prometheus.Counter
+	rests  map[rest.Key]*[failure.NumClasses]prometheus.Counter
 	other  *chainSet // for chains outside the plan
 
 	scrape sync.Mutex // one scrape at a time sets the state gauges
@@ -88,7 +89,7 @@ func New(o Options) *Metrics {
 		reg: prometheus.NewRegistry(), status: o.Status,
 		routes: make(map[string]*routeSet, len(o.Plan.Routes)),
 		chains: make(map[string]*chainSet, len(o.Plan.Chains)),
-		rests:  make(map[string]*[failure.NumClasses]prometheus.Counter),
+		rests:  make(map[rest.Key]*[failure.NumClasses]prometheus.Counter),
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameRequests,
 		Help: "Requests by chain and outcome (answered, cached, fallback, failed, rejected, cancelled)."}, []string{LabelChain, LabelOutcome})
@@ -135,14 +136,14 @@ func New(o Options) *Metrics {
 		m.chains[name] = newChain(name)
 	}
 	m.other = newChain(Other)
-	restKey := func(key string) {
+	restKey := func(key rest.Key) {
 		if m.rests[key] != nil {
 			return
 		}
 		var cs [failure.NumClasses]prometheus.Counter
 		for c := failure.OK; c < failure.NumClasses; c++ {
 			if c.Rests() {
-				cs[c] = rests.WithLabelValues(key, c.String())
+				cs[c] = rests.WithLabelValues(key.String(), c.String())
 			}
 		}
 		m.rests[key] = &cs
@@ -154,8 +155,9 @@ func New(o Options) *Metrics {
 			rs.attempts[c] = attempts.WithLabelValues(id, c.String())
 		}
 		m.routes[id] = rs
-		restKey(id)
-		restKey(route.ProviderKey(o.Plan.Routes[id].Provider.Name))
+		for _, key := range rest.KeysOf(o.Plan.Routes[id]) {
+			restKey(key)
+		}
 	}
 	return m
 }
@@ -181,7 +183,7 @@ func (m *Metrics) RecordAttempt(a *route.Attempt) {
 			rs.tokensOut.Add(float64(a.TokensOut))
 		}
 	}
-	if a.RestKey != "" {
+	if !a.RestKey.IsZero() {
 		// A silent loser's strike rests as a timeout: count it so.
 		if cs := m.rests[a.RestKey]; cs != nil && cs[a.Class.RestClass()] != nil {
 			cs[a.Class.RestClass()].Inc()
@@ -280,7 +282,7 @@ func (m *Metrics) refresh(ctx context.Context) {
 		}
 		budget(r.ID, r.Budget)
 		if r.ProviderBudget.Any() {
-			budget(route.ProviderKey(r.Provider), r.ProviderBudget)
+			budget(rest.ProviderKey(r.Provider).String(), r.ProviderBudget)
 		}
 		if r.Rest != nil && r.Rest.Key == r.ID && r.State != StateDisabled {
 			m.rest.WithLabelValues(r.ID, restClass(r.Rest.Class)).Set(1)
@@ -288,7 +290,7 @@ func (m *Metrics) refresh(ctx context.Context) {
 	}
 	for _, p := range snap.Providers {
 		if p.Rest != nil && p.State != StateDisabled {
-			m.rest.WithLabelValues(route.ProviderKey(p.Name), restClass(p.Rest.Class)).Set(1)
+			m.rest.WithLabelValues(rest.ProviderKey(p.Name).String(), restClass(p.Rest.Class)).Set(1)
 		}
 	}
 }

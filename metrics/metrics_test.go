@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 )
 
@@ -32,7 +33,7 @@ func TestHooks(t *testing.T) {
 	m.CacheHit("c")
 	m.FallbackServed("c", FallbackMessage)
 	m.FallbackServed("c", "made-up")
-	m.RecordAttempt(&route.Attempt{Route: "p/a", Class: failure.RateDay, RestKey: "p/a"})
+	m.RecordAttempt(&route.Attempt{Route: "p/a", Class: failure.RateDay, RestKey: rest.RouteKey("p/a")})
 	m.RecordAttempt(&route.Attempt{Route: "not/in-plan", Class: failure.OK})
 	tests := []struct {
 		name string
@@ -46,7 +47,7 @@ func TestHooks(t *testing.T) {
 		{"fallback", value(t, m.chains["c"].fallbacks[FallbackMessage]), 1},
 		{"unknown fallback kind", value(t, m.chains["c"].fallbacks[Other]), 1},
 		{"attempt", value(t, m.routes["p/a"].attempts[failure.RateDay]), 1},
-		{"rest", value(t, m.rests["p/a"][failure.RateDay]), 1},
+		{"rest", value(t, m.rests[rest.RouteKey("p/a")][failure.RateDay]), 1},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -81,7 +82,7 @@ func value(t *testing.T, c prometheus.Counter) float64 {
 func TestRecordDoesNotAllocate(t *testing.T) {
 	m := New(Options{Plan: testPlan()})
 	ok := &route.Attempt{Route: "p/a", Class: failure.OK, Latency: time.Second, TokensIn: 10, TokensOut: 5}
-	fail := &route.Attempt{Route: "p/a", Class: failure.Overloaded, RestKey: "p/a"}
+	fail := &route.Attempt{Route: "p/a", Class: failure.Overloaded, RestKey: rest.RouteKey("p/a")}
 	if n := testing.AllocsPerRun(1000, func() {
 		m.RecordAttempt(ok)
 		m.RecordAttempt(fail)

@@ -6,6 +6,8 @@ package metrics
 // from the constants below. A value outside the vocabulary is exported as
 // Other, so no caller input can ever become a label.
 
+import "github.com/tollfree/tollfree/rest"
+
 // Metric names.
 const (
 	NameRequests       = "tollfree_requests_total"
@@ -60,16 +62,17 @@ const (
 	DirectionOut = "out"
 )
 
-// Route states, the values of state on NameRouteState (the status page's).
+// Route states, the values of state on NameRouteState: rest.State's
+// labels, as the status page shows them.
 const (
-	StateReady     = "ready"
-	StateResting   = "resting"
-	StatePaused    = "paused"
-	StateExhausted = "exhausted"
-	StateDisabled  = "disabled"
+	StateReady     = string(rest.Ready)
+	StateResting   = string(rest.Resting)
+	StatePaused    = string(rest.Paused)
+	StateExhausted = string(rest.Exhausted)
+	StateDisabled  = string(rest.Disabled)
 )
 
-// ClassPaused is the class of a pause set by hand (state.Rest.Class).
+// ClassPaused is the class of a pause set by hand (rest.Rest.Label).
 const ClassPaused = "paused"
 
 // Other stands for any label value outside the vocabulary.

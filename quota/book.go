@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -48,9 +49,11 @@ func New(o Options) *Book {
 	return &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
 }
 
-// ExhaustedError reports a budget that cannot take a request. The router
-// skips the route without calling it.
-type ExhaustedError struct {
+// SpentError reports a budget window spent: the route (or its provider's
+// account) cannot take this request now. The router skips the route
+// without calling it. It is not the chain's failure to answer
+// (route.ExhaustedError): other routes may still take the request.
+type SpentError struct {
 	// Route is the route's ID.
 	Route string
 	// Limit names the window: "rpm", "rpd", "tpm", "tpd", or the same with a
@@ -66,7 +69,7 @@ type ExhaustedError struct {
 	TooLarge bool
 }
 
-func (e *ExhaustedError) Error() string {
+func (e *SpentError) Error() string {
 	if e.TooLarge {
 		return fmt.Sprintf("quota: %s: request larger than the %s limit", e.Route, e.Limit)
 	}
@@ -87,7 +90,9 @@ type Reservation struct {
 	settled     atomic.Bool
 }
 
-// scope is the route or its provider: a key prefix, limits and a reset rule.
+// scope is the route or its provider: a key prefix (the text of its
+// rest.Key, which also labels its budget on the status page and in the
+// metrics), limits and a reset rule.
 type scope struct {
 	key      string
 	provider bool
@@ -96,14 +101,14 @@ type scope struct {
 }
 
 func scopes(r *config.Route) []scope {
-	s := []scope{{key: r.Key(), limits: r.Limits, reset: r.Reset}}
+	// The text of rest.RouteKey(r.ID) is r.ID itself; spelled so, scopes
+	// stays small enough to inline, and Reserve's slice off the heap.
+	s := []scope{{key: r.ID, limits: r.Limits, reset: r.Reset}}
 	if p := r.Provider; p != nil {
-		s = append(s, scope{key: providerKey(p.Name), provider: true, limits: p.Limits, reset: p.Reset})
+		s = append(s, scope{key: rest.ProviderKey(p.Name).String(), provider: true, limits: p.Limits, reset: p.Reset})
 	}
 	return s
 }
-
-func providerKey(name string) string { return "provider:" + name }
 
 func counterKey(scopeKey string, k kind) string { return scopeKey + "|" + k.String() }
 
@@ -118,7 +123,7 @@ func limitName(s scope, k kind) string {
 // provider, every window at once. tokens is the request's estimate plus the
 // answer it may produce; RequestTokens computes it. margin is the chain's
 // safety margin (see the package doc). A budget that cannot take the
-// request gives an *ExhaustedError. Any other error is the Store's, wrapped:
+// request gives a *SpentError. Any other error is the Store's, wrapped:
 // the router then treats the route as allowed, calls it without a
 // reservation, and Settle(nil) does nothing. A route with no limit at all
 // (none configured for it or its provider, none learned from headers) is
@@ -164,7 +169,7 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	if failed >= 0 && failed < len(spends) {
 		b.ledger.closed(res)
 		m := metas[failed]
-		e := &ExhaustedError{Route: r.ID, Limit: limitName(m.s, m.k)}
+		e := &SpentError{Route: r.ID, Limit: limitName(m.s, m.k)}
 		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], m.w)
 		if err != nil {
 			// The refusal stands; only its time is a guess.

@@ -39,13 +39,13 @@ func mustReserve(t *testing.T, b *Book, r *config.Route, tokens int, margin floa
 	return res
 }
 
-// refused reserves and wants an *ExhaustedError.
-func refused(t *testing.T, b *Book, r *config.Route, tokens int, margin float64) *ExhaustedError {
+// refused reserves and wants a *SpentError.
+func refused(t *testing.T, b *Book, r *config.Route, tokens int, margin float64) *SpentError {
 	t.Helper()
 	_, err := b.Reserve(context.Background(), r, tokens, margin)
-	var ex *ExhaustedError
+	var ex *SpentError
 	if !errors.As(err, &ex) {
-		t.Fatalf("Reserve(%s, %d) at %v = %v, want *ExhaustedError", r.ID, tokens, b.clock.Now(), err)
+		t.Fatalf("Reserve(%s, %d) at %v = %v, want *SpentError", r.ID, tokens, b.clock.Now(), err)
 	}
 	return ex
 }
@@ -261,7 +261,7 @@ func TestStoreDown(t *testing.T) {
 	res := mustReserve(t, b, r, 100, 0)
 	st.setErr(errDown())
 	_, err := b.Reserve(ctx, r, 100, 0)
-	var ex *ExhaustedError
+	var ex *SpentError
 	if !errors.Is(err, state.ErrUnavailable) || errors.As(err, &ex) {
 		t.Errorf("Reserve with the store down = %v, want a wrapped ErrUnavailable", err)
 	}

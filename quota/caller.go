@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tollfree/tollfree/state"
@@ -45,6 +47,39 @@ type Admission struct {
 	Limit string
 	// RetryAt is when the caller may ask again.
 	RetryAt time.Time
+}
+
+// CallerLimitError is a question refused by the caller limits: the
+// caller's own hour or day, or the site's day. The gateway returns it when
+// Admit refuses and no fallback answers instead; the HTTP API answers it
+// with 429 and Retry-After.
+type CallerLimitError struct {
+	// Limit names the limit that refused, as Admission.Limit.
+	Limit string
+	// Max is that limit's number of questions (for "site day", the whole
+	// SiteDay, the owner's reserve included).
+	Max int
+	// RetryAt is when the caller may ask again; zero when unknown.
+	RetryAt time.Time
+}
+
+// Error says which limit refused, in words a visitor can read.
+func (e *CallerLimitError) Error() string {
+	if e.Limit == "site day" {
+		return "the site has used today's " + strconv.Itoa(e.Max) + " questions; try again later"
+	}
+	return "this caller has asked its " + strconv.Itoa(e.Max) + " questions for the " + strings.TrimPrefix(e.Limit, "caller ") + "; try again later"
+}
+
+// Max returns the number of questions of the limit named (Admission.Limit).
+func (l CallerLimits) Max(limit string) int {
+	switch limit {
+	case "caller hour":
+		return l.PerHour
+	case "caller day":
+		return l.PerDay
+	}
+	return l.SiteDay
 }
 
 // Admit checks and counts one question of caller. caller is an opaque id

@@ -84,7 +84,7 @@
 // Store cannot be reached, Reserve and Admit return an error wrapping the
 // Store's (errors.Is(err, state.ErrUnavailable)) and the router treats the
 // route as allowed, so Redis going away never stops an answer. A refused
-// budget is always an *ExhaustedError, never a Store error.
+// budget is always a *SpentError, never a Store error.
 //
 // # Token estimate
 //

@@ -7,11 +7,13 @@
 // answer. It never retries a route while a caller waits: the chain is the
 // retry (seed 003, rule 3).
 //
-// The decision table of DESIGN.md is applied in one place, walk.settle:
-// a verdict's Scope says whether the failure stays with the request (a bad
-// parameter, a refusal, a prompt too large for this route), rests the route,
-// or rests the whole provider (a dead key: its other models share the
-// account, so they are not tried now either).
+// The decision table of DESIGN.md is applied in one place: walk.settle
+// hands every attempt that did not answer to package rest (rest.Keeper),
+// which owns its consequences. A verdict's Scope says whether the failure
+// stays with the request (a bad parameter, a refusal, a prompt too large
+// for this route), rests the route, or rests the whole provider (a dead
+// key: its other models share the account, so they are not tried now
+// either, for this request).
 //
 // Hedging starts the next route with plenty of quota, looking past scarce
 // ones (they keep their place for ordinary failover). A race's loser that
@@ -21,8 +23,18 @@
 // for it. An answer, even empty, is judged on what it holds: a stream that
 // ends with no content and no tool call is empty, however it ended.
 //
-// What the router remembers lives in a state.Store (rests and pauses) and a
-// Budget (quota counts), so that a restart or another instance sees the same
-// rests; per-route latency, failure streaks and silent losses are kept in
+// The code follows one request's way: pick.go decides whether a route may
+// take the request now (rests, a disabled route or failed provider, its
+// context, its budget, hedge eligibility), the one pick the walk, a
+// stream's continuation and a probe share; fit.go cuts the request to a
+// route's context; attempt.go launches attempts and races hedges; settle.go
+// judges an attempt that did not answer and settles it; walk.go holds a
+// walk's state and its errors; stream.go continues a broken stream;
+// probe.go calls one route by hand.
+//
+// What the router remembers lives in a state.Store (rests and pauses, read
+// and written through package rest) and a Budget (quota counts), so that a
+// restart or another instance sees the same rests; per-route latency is
+// kept here, and failure streaks and silent losses in the rest.Keeper, in
 // memory, per instance, since they only steer order, growth and strikes.
 package route

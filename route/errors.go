@@ -92,3 +92,11 @@ func (e *TooLargeError) Error() string {
 	}
 	return b.String()
 }
+
+// fmtUntil formats a time for error messages.
+func fmtUntil(t time.Time) string {
+	if t.IsZero() {
+		return "until lifted"
+	}
+	return "until " + t.UTC().Format(time.RFC3339)
+}

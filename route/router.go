@@ -3,7 +3,6 @@ package route
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -60,7 +60,7 @@ type Attempt struct {
 	// Error is a short redacted reason, "" for ok.
 	Error string
 	// RestKey and RestUntil name the rest this attempt caused, if any.
-	RestKey   string
+	RestKey   rest.Key
 	RestUntil time.Time
 	Hedge     bool
 	Stream    bool
@@ -102,6 +102,9 @@ type Router struct {
 	clock  clock.Clock
 	rec    Recorder
 	log    *slog.Logger
+	// rests applies the decision table's consequences: streaks, strikes
+	// and the rests they cause.
+	rests *rest.Keeper
 
 	wg sync.WaitGroup // drains of cancelled attempts
 
@@ -111,16 +114,7 @@ type Router struct {
 
 type routeStats struct {
 	ewmaMS float64 // decaying average latency of ok attempts
-	streak int     // failures in a row
-	silent int     // hedge races lost in silence since the route last answered
 }
-
-// silentStrikes is how many hedge races in a row a route may lose in
-// silence before it rests as a timeout (DESIGN.md: "2 in a row rest it as
-// timeout"). A route that hangs on every call but always loses the race
-// would otherwise never rest, and every request would wait the hedge delay
-// for it. The count is per instance, like the failure streak.
-const silentStrikes = 2
 
 // New returns a Router.
 func New(o Options) (*Router, error) {
@@ -136,6 +130,7 @@ func New(o Options) (*Router, error) {
 	return &Router{
 		plan: o.Plan, ups: o.Upstreams, store: o.Store, budget: o.Budget,
 		clock: o.Clock, rec: o.Recorder, log: o.Logger,
+		rests: rest.NewKeeper(rest.Options{Policy: rest.NewPolicy(o.Plan.Rest), Store: o.Store, DayEnd: quota.NextReset, Logger: o.Logger}),
 		stats: make(map[string]*routeStats),
 	}, nil
 }
@@ -149,7 +144,8 @@ func (r *Router) Close() { r.wg.Wait() }
 // Plan returns the router's plan.
 func (r *Router) Plan() *config.Plan { return r.plan }
 
-// ErrUnknownChain is wrapped by the error for a model that names no chain.
+// ErrUnknownChain is wrapped by the error for a model that names no chain
+// (and by Chat and Stream's error for a nil chain).
 var ErrUnknownChain = errors.New("unknown chain")
 
 // Result is the answer of a chain.
@@ -160,10 +156,11 @@ type Result struct {
 	Attempts int
 }
 
-// Chat answers req on the chain named chain. id is the request id written
-// to the call log.
-func (r *Router) Chat(ctx context.Context, chain, id string, req *llm.Request) (*Result, error) {
-	w, err := r.newWalk(ctx, chain, id, req, false)
+// Chat answers req on the chain ch (one of the plan's: the caller looked
+// it up once, from the request's model). id is the request id written to
+// the call log.
+func (r *Router) Chat(ctx context.Context, ch *config.Chain, id string, req *llm.Request) (*Result, error) {
+	w, err := r.newWalk(ctx, ch, id, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -215,60 +212,19 @@ func (r *Router) ordered(ch *config.Chain) []*config.Route {
 	return out
 }
 
-// observe updates the in-memory stats of a route and returns its failure
-// streak including this attempt.
-func (r *Router) observe(id string, ok bool, latency time.Duration) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stats[id]
-	if s == nil {
-		s = &routeStats{}
-		r.stats[id] = s
-	}
-	if ok {
-		s.streak, s.silent = 0, 0
-		s.addLatency(latency)
-		return 0
-	}
-	s.streak++
-	return s.streak
+// answered notes that rt answered after latency: its latency counts, and
+// its failure streak and silent strikes start again.
+func (r *Router) answered(rt *config.Route, latency time.Duration) {
+	r.noteLatency(rt.ID, latency)
+	r.rests.Answered(rt)
 }
 
-// strike counts a race the route lost in silence and returns how many it
-// has lost so in a row, this one included. At silentStrikes the count
-// starts again: the rest it causes is the consequence, and a route back
-// from its rest gets a fresh count.
-func (r *Router) strike(id string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stats[id]
-	if s == nil {
-		s = &routeStats{}
-		r.stats[id] = s
-	}
-	s.silent++
-	n := s.silent
-	if n >= silentStrikes {
-		s.silent = 0
-	}
-	return n
-}
-
-// unstrike clears a route's silent losses: it lost a race having started
-// to answer, so it does not hang.
-func (r *Router) unstrike(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s := r.stats[id]; s != nil {
-		s.silent = 0
-	}
-}
-
-// observeSlow feeds a lower bound of a route's latency: a hedge loser had
-// been silent for at least d. It is not a failure (the decision table
-// rests nothing for a lost race), but a latency-aware chain should stop
-// putting a route that keeps losing races first.
-func (r *Router) observeSlow(id string, d time.Duration) {
+// noteLatency feeds a route's latency: an answer's, or a lower bound of
+// it, when a hedge loser had been silent for at least d. A lost race is not
+// a failure (the decision table rests nothing for it), but a
+// latency-aware chain should stop putting a route that keeps losing races
+// first.
+func (r *Router) noteLatency(id string, d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats[id]
@@ -312,7 +268,7 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	if lat == 0 {
 		lat = now.Sub(start)
 	}
-	r.observe(win.route.ID, true, lat)
+	r.answered(win.route, lat)
 	bctx := w.background()
 	if r.budget != nil {
 		if win.res != nil {
@@ -328,64 +284,4 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, Hedge: win.hedge, Stream: w.stream,
 		Part: win.part, Cut: win.cut,
 	})
-}
-
-// storeWait bounds the store calls of a probe.
-const storeWait = 250 * time.Millisecond
-
-// fmtUntil formats a time for error messages.
-func fmtUntil(t time.Time) string {
-	if t.IsZero() {
-		return "until lifted"
-	}
-	return "until " + t.UTC().Format(time.RFC3339)
-}
-
-// Probe calls one route directly with a tiny request (at most maxTokens
-// answer tokens), outside any chain, and settles the outcome like any
-// attempt: a failure rests the route, a success lifts an automatic rest
-// (never a pause set by hand). It spends one request of the route's quota.
-func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Attempt, error) {
-	rt := r.plan.Routes[routeID]
-	if rt == nil {
-		return nil, fmt.Errorf("route: probe: unknown route %q", routeID)
-	}
-	if rt.Disabled {
-		return nil, fmt.Errorf("route: probe: %s is disabled: %s", rt.ID, rt.DisabledReason)
-	}
-	if maxTokens <= 0 {
-		maxTokens = 8
-	}
-	ch := &config.Chain{Name: "probe", Routes: []*config.Route{rt}, AttemptTimeout: 20 * time.Second, Deadline: 20 * time.Second, Interactive: true, MaxInFlight: 1}
-	if rt.Timeout > ch.AttemptTimeout {
-		ch.AttemptTimeout, ch.Deadline = rt.Timeout, rt.Timeout
-	}
-	req := &llm.Request{MaxTokens: maxTokens, Messages: []llm.Message{{Role: "user", Content: "Reply with the single word: ok"}}}
-	now := r.clock.Now()
-	w := &walk{
-		r: r, ch: ch, id: "probe", req: req, parent: ctx, bg: context.WithoutCancel(ctx),
-		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
-		order: ch.Routes, provFailed: map[string]bool{}, inflight: map[*config.Route]*outcome{},
-		rests: map[string]state.Rest{},
-	}
-	win, err := w.round()
-	if err != nil {
-		return nil, err
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)
-	defer cancel()
-	if win == nil {
-		f := Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model}
-		if len(w.failures) > 0 {
-			f.Error = w.failures[len(w.failures)-1].Reason
-		}
-		return &f, fmt.Errorf("route: probe of %s failed: %s", rt.ID, f.Error)
-	}
-	r.finishOK(w, win, win.resp.Usage, win.resp.UsageKnown, win.resp.Header, win.start)
-	win.cancel(context.Canceled)
-	for _, key := range []string{rt.ID, ProviderKey(rt.Provider.Name)} {
-		_ = r.store.ClearRest(sctx, key, false)
-	}
-	return &Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model, Latency: win.latency, Status: http.StatusOK, Class: failure.OK,
-		TokensIn: win.resp.Usage.PromptTokens, TokensOut: win.resp.Usage.CompletionTokens}, nil
 }

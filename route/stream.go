@@ -21,7 +21,7 @@ import (
 // stream went silent for longer than the chain's idle timeout.
 var errStalled = errors.New("the stream went silent")
 
-// Stream answers req on the chain as a stream. The routes race for the
+// Stream answers req on the chain ch as a stream. The routes race for the
 // first token exactly as Chat races for an answer: failover, hedging and
 // rests are the same walk, and the attempt timeout is a first-token timeout
 // (seed 003: "time out on the first token rather than the whole response").
@@ -42,8 +42,8 @@ var errStalled = errors.New("the stream went silent")
 // empty after its first token: the request is taken up afresh by the next
 // eligible route (any route: there is no answer text to continue), and
 // ends with a *BrokenError of class empty when none can.
-func (r *Router) Stream(ctx context.Context, chain, id string, req *llm.Request) (*RoutedStream, error) {
-	w, err := r.newWalk(ctx, chain, id, req, true)
+func (r *Router) Stream(ctx context.Context, ch *config.Chain, id string, req *llm.Request) (*RoutedStream, error) {
+	w, err := r.newWalk(ctx, ch, id, req, true)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (s *RoutedStream) Next() (llm.Chunk, error) {
 	v := s.judge(err)
 	s.o.stream.Close()
 	s.o.err = err
-	s.w.settle(s.o, v)
+	s.w.rests.Put(s.w.settle(s.o, v))
 	if s.w.parent.Err() != nil {
 		s.end(false)
 		return llm.Chunk{}, s.w.parent.Err()
@@ -353,66 +353,72 @@ func (s *RoutedStream) stopDeadline() {
 // answer to finish it: the conversation with the answer so far as a
 // trailing assistant message marked Prefix. Before any answer text (only
 // reasoning, or blanks, came) there is nothing to continue: any eligible
-// route not tried yet answers the request afresh. It returns that route's
-// first chunk. A route that refuses or fails is settled like any attempt
-// and the next one is tried; none of their errors reaches the caller.
+// route not tried yet answers the request afresh. Routes are picked as the
+// walk picks them (pick), hedging aside. It returns the first chunk of the
+// route that took over. A route that refuses or fails is settled like any
+// attempt and the next one is tried; none of their errors reaches the
+// caller.
 func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 	w := s.w
-	base, est, fresh := w.req, w.est, !s.answered
-	if !fresh {
-		cont := *w.req
-		cont.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: s.text.String(), Prefix: true})
-		base, est = &cont, quota.Estimate(&cont)
-	}
+	req, est := s.continuation()
 	for _, rt := range w.order {
 		if s.pastDeadline() {
 			return llm.Chunk{}, false
 		}
-		if !fresh && !rt.CanContinue || s.tried[rt] {
+		if s.tried[rt] || s.answered && !rt.CanContinue {
 			continue
 		}
-		if _, skip := w.ineligible(rt); skip {
+		t, _, why := w.pick(rt, req, est, false)
+		if why != picked {
 			continue
-		}
-		req, cut, fits := fit(base, est, rt, w.ch)
-		if !fits {
-			continue
-		}
-		var res *quota.Reservation
-		if w.r.budget != nil {
-			var err error
-			if res, err = w.reserve(rt, req); err != nil {
-				var ex *quota.ExhaustedError
-				if errors.As(err, &ex) {
-					continue
-				}
-				res = nil // the store failed: call the route anyway, as launchNext does
-			}
 		}
 		s.tried[rt] = true
-		// The continuation's first-token timeout is clipped to what is left
-		// of the chain's deadline, as every attempt's is (launch).
-		w.results = make(chan *outcome, 1)
-		w.launch(rt, req, joinCut(w.kept, cut), res, false)
-		o := <-w.results
-		delete(w.inflight, rt)
-		o.part = s.parts + 1
-		if o.err != nil {
-			w.settle(o, w.judge(o))
-			if w.parent.Err() != nil {
-				return llm.Chunk{}, false
-			}
-			continue
+		if first, ok := s.takeOver(t); ok {
+			return first, true
 		}
-		o.timer.Stop()
-		s.parts++
-		s.done = append(s.done, s.part)
-		s.part = partUsage{}
-		s.o = o
-		s.setPart(o.cancel)
-		return o.first, true
+		if w.parent.Err() != nil {
+			return llm.Chunk{}, false
+		}
 	}
 	return llm.Chunk{}, false
+}
+
+// continuation is the request a continuation sends, and its estimate: the
+// conversation with the answer so far as a trailing assistant message
+// marked Prefix, or, before any answer text, the request itself.
+func (s *RoutedStream) continuation() (*llm.Request, int) {
+	w := s.w
+	if !s.answered {
+		return w.req, w.est
+	}
+	cont := *w.req
+	cont.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: s.text.String(), Prefix: true})
+	return &cont, quota.Estimate(&cont)
+}
+
+// takeOver launches the continuation t and waits for its first chunk: on
+// one, the stream's next part is t's. A failure is settled like any
+// attempt's, and ok is false. The continuation's first-token timeout is
+// clipped to what is left of the chain's deadline, as every attempt's is
+// (open).
+func (s *RoutedStream) takeOver(t ticket) (first llm.Chunk, ok bool) {
+	w := s.w
+	w.results = make(chan *outcome, 1)
+	w.launch(t, false)
+	o := <-w.results
+	delete(w.inflight, t.route)
+	o.part = s.parts + 1
+	if o.err != nil {
+		w.rests.Put(w.settle(o, w.judge(o)))
+		return llm.Chunk{}, false
+	}
+	o.timer.Stop()
+	s.parts++
+	s.done = append(s.done, s.part)
+	s.part = partUsage{}
+	s.o = o
+	s.setPart(o.cancel)
+	return o.first, true
 }
 
 // end records the last part once: as the answer when ok, and releases its

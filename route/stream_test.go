@@ -97,7 +97,7 @@ func TestStreamContinuedUsage(t *testing.T) {
 	}
 	defer r.Close()
 	req := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "Say hello world."}}}
-	s, err := r.Stream(context.Background(), "c", "id1", req)
+	s, err := r.Stream(context.Background(), plan.Chains["c"], "id1", req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
-	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
-	"github.com/tollfree/tollfree/state"
+	"github.com/tollfree/tollfree/rest"
 )
 
 // The causes an attempt's context is cancelled with, so that its outcome
@@ -29,59 +25,42 @@ var (
 	errRequestEnded  = errors.New("another route's failure ended the request")
 )
 
-// walk is one request's way down one chain. It is used by one goroutine,
-// the request's; attempts report back on results.
+// walk is one request's way down one chain: which routes it may take
+// (pick.go), the attempts it makes and races (attempt.go), and what each
+// failure means for it and for the route (settle.go). It is used by one
+// goroutine, the request's; attempts report back on results, and drains
+// of abandoned attempts read only what does not change.
 type walk struct {
 	r      *Router
 	ch     *config.Chain
 	id     string
 	req    *llm.Request
+	est    int    // estimated input tokens of req
+	kept   string // what keepExchanges dropped, for the call log
 	stream bool
 	parent context.Context
 	bg     context.Context // see background
 
 	start    time.Time
 	deadline time.Time
-	est      int    // estimated input tokens of req
-	kept     string // what keepExchanges dropped, for the call log
-
-	order      []*config.Route
-	next       int
-	taken      map[*config.Route]bool // started out of order, by a hedge
-	rests      map[string]state.Rest
+	order    []*config.Route
+	rests    rest.Table    // the rests in force, as this request knows them
+	waited   time.Duration // waited so far for a limited route (run)
+	// provFailed holds the providers that failed this round with a
+	// provider-wide failure: their other routes are not tried now.
 	provFailed map[string]bool
-	inflight   map[*config.Route]*outcome
-	results    chan *outcome
-	lastLaunch time.Time
-	noHedge    bool // no hedge candidate until the next launch
-	waited     time.Duration
 
-	started  int
-	skips    []Skip
-	failures []Skip
-	tooLarge int
-	unsup    unsupportedTally // routes that refused a field of the request
+	race  // the attempts of the round (attempt.go)
+	tally // what the round found, for the errors
 }
 
-// outcome is one attempt, from its start to its result.
-type outcome struct {
-	route  *config.Route
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  clock.Timer
-	res    *quota.Reservation
-	start  time.Time
-	hedge  bool
-	part   int
-	cut    string
-	lostAt time.Time // when the walk cancelled it for another's answer
-
-	// set by the attempt's goroutine before it reports
-	resp    *llm.Response
-	stream  llm.Stream
-	first   llm.Chunk
-	err     error
-	latency time.Duration
+// tally is what each route did in a round, for the error of a walk that
+// found no answer (exhausted).
+type tally struct {
+	skips    []Skip // routes not called, and why
+	failures []Skip // attempts that failed
+	tooLarge int
+	unsup    unsupportedTally // routes that refused a field of the request
 }
 
 // Skip says why a route was not called, or how it failed, for errors and
@@ -90,24 +69,34 @@ type Skip struct {
 	Route  string
 	Reason string
 	Until  time.Time
+	// Class is the failure class of an attempt that failed; failure.OK for
+	// a route that was not called, or a reason that is no attempt's.
+	Class failure.Class
 }
 
-func (r *Router) newWalk(ctx context.Context, chain, id string, req *llm.Request, stream bool) (*walk, error) {
-	ch := r.plan.Chains[chain]
+// newWalk starts a walk of req down the chain ch, knowing the rests in
+// force.
+func (r *Router) newWalk(ctx context.Context, ch *config.Chain, id string, req *llm.Request, stream bool) (*walk, error) {
 	if ch == nil {
-		return nil, fmt.Errorf("route: %w %q", ErrUnknownChain, chain)
+		return nil, fmt.Errorf("route: no chain given: %w", ErrUnknownChain)
 	}
+	w := r.walkOn(ctx, ch, id, req, stream)
+	w.loadRests(ctx)
+	return w, nil
+}
+
+// walkOn starts a walk of req down ch. It knows no rest yet (see
+// loadRests).
+func (r *Router) walkOn(ctx context.Context, ch *config.Chain, id string, req *llm.Request, stream bool) *walk {
 	now := r.clock.Now()
 	req, kept := keepExchanges(req, ch.KeepExchanges)
-	w := &walk{
+	return &walk{
 		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx, bg: context.WithoutCancel(ctx), kept: kept,
 		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
 		order:      r.ordered(ch),
 		provFailed: make(map[string]bool),
-		inflight:   make(map[*config.Route]*outcome, 2),
+		race:       race{inflight: make(map[*config.Route]*outcome, 2)},
 	}
-	w.loadRests(ctx)
-	return w, nil
 }
 
 func (w *walk) close() {}
@@ -121,13 +110,10 @@ func (w *walk) background() context.Context { return w.bg }
 // loadRests reads the rests in force. A store that cannot answer leaves the
 // walk with no rests known: it is better to call a resting route than none.
 func (w *walk) loadRests(ctx context.Context) {
-	rs, err := w.r.store.Rests(ctx, w.r.clock.Now())
+	var err error
+	w.rests, err = rest.Load(ctx, w.r.store, w.r.clock.Now())
 	if err != nil {
 		w.r.log.Warn("state store: reading rests failed; routing without them", "err", err)
-	}
-	w.rests = make(map[string]state.Rest, len(rs))
-	for _, x := range rs {
-		w.rests[x.Key] = x
 	}
 }
 
@@ -149,468 +135,10 @@ func (w *walk) run() (*outcome, error) {
 			return nil, fmt.Errorf("route: waiting for a limited route: %w", err)
 		}
 		w.waited += wait
-		w.next, w.taken, w.skips, w.failures, w.tooLarge, w.unsup = 0, nil, nil, nil, 0, unsupportedTally{}
+		w.next, w.taken, w.tally = 0, nil, tally{}
 		w.provFailed = make(map[string]bool)
 		w.loadRests(w.parent)
 	}
-}
-
-// round makes one pass over the chain.
-func (w *walk) round() (*outcome, error) {
-	w.results = make(chan *outcome, len(w.order))
-	dl := w.r.clock.NewTimer(w.deadline.Sub(w.r.clock.Now()))
-	defer dl.Stop()
-	maxIn := w.ch.MaxInFlight
-	if maxIn < 1 {
-		maxIn = 1
-	}
-	for {
-		if len(w.inflight) == 0 && !w.launchNext(false) {
-			return nil, nil
-		}
-		var hedgeC <-chan time.Time
-		var ht clock.Timer
-		if w.ch.HedgeDelay > 0 && !w.noHedge && len(w.inflight) < maxIn {
-			ht = w.r.clock.NewTimer(w.lastLaunch.Add(w.ch.HedgeDelay).Sub(w.r.clock.Now()))
-			hedgeC = ht.C()
-		}
-		select {
-		case o := <-w.results:
-			stopTimer(ht)
-			delete(w.inflight, o.route)
-			if o.err == nil {
-				w.abandon(errLostRace)
-				return o, nil
-			}
-			if err := w.failed(o); err != nil {
-				w.abandon(errRequestEnded)
-				return nil, err
-			}
-		case <-hedgeC:
-			if !w.launchNext(true) {
-				w.noHedge = true
-			}
-		case <-dl.C():
-			stopTimer(ht)
-			w.abandon(errChainDeadline)
-			w.failures = append(w.failures, Skip{Reason: "the chain's deadline of " + w.ch.Deadline.String() + " was reached"})
-			return nil, nil
-		case <-w.parent.Done():
-			stopTimer(ht)
-			w.abandon(context.Canceled)
-			return nil, fmt.Errorf("route: %w", w.parent.Err())
-		}
-	}
-}
-
-func stopTimer(t clock.Timer) {
-	if t != nil {
-		t.Stop()
-	}
-}
-
-// launchNext starts the next eligible route in order. For a hedge it
-// starts only a route with plenty of quota: when the next in order is
-// scarce, it looks past it (hedgePast) and leaves it in place for ordinary
-// failover. It reports whether it started one.
-func (w *walk) launchNext(hedge bool) bool {
-	for w.next < len(w.order) {
-		rt := w.order[w.next]
-		if w.taken[rt] {
-			w.next++ // a hedge already started it
-			continue
-		}
-		if skip, ok := w.ineligible(rt); ok {
-			w.next++
-			w.skips = append(w.skips, skip)
-			continue
-		}
-		if hedge && !w.hedgeable(rt) {
-			return w.hedgePast()
-		}
-		w.next++
-		skip, tooLarge, started := w.try(rt, hedge)
-		if started {
-			return true
-		}
-		if tooLarge {
-			w.tooLarge++
-		}
-		w.skips = append(w.skips, skip)
-	}
-	return false
-}
-
-// hedgePast starts, as a hedge, the first route after the scarce one at
-// w.next that is eligible, hedgeable and can take the request (issue 10:
-// with [hung, scarce, plentiful] the hedge used to stop at the scarce
-// route and the request waited out the hung one's whole timeout). The
-// routes it passes keep their place: ordinary failover still reaches them
-// in order, and records why it skips any.
-func (w *walk) hedgePast() bool {
-	for _, rt := range w.order[w.next+1:] {
-		if w.taken[rt] {
-			continue
-		}
-		if _, no := w.ineligible(rt); no || !w.hedgeable(rt) {
-			continue
-		}
-		if _, _, started := w.try(rt, true); started {
-			if w.taken == nil {
-				w.taken = make(map[*config.Route]bool, 2)
-			}
-			w.taken[rt] = true
-			return true
-		}
-	}
-	return false
-}
-
-// try fits the request to rt, reserves rt's budget and launches it. When
-// rt cannot take the request it says why, and whether it is too large.
-func (w *walk) try(rt *config.Route, hedge bool) (skip Skip, tooLarge, started bool) {
-	req, cut, fits := fit(w.req, w.est, rt, w.ch)
-	if !fits {
-		return Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", w.est, rt.MaxContext)}, true, false
-	}
-	var res *quota.Reservation
-	if w.r.budget != nil {
-		var err error
-		res, err = w.reserve(rt, req)
-		var ex *quota.ExhaustedError
-		if errors.As(err, &ex) {
-			if ex.TooLarge {
-				return Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, true, false
-			}
-			return Skip{Route: rt.ID, Reason: "budget: " + ex.Limit + " spent", Until: ex.Until}, false, false
-		}
-		if err != nil {
-			w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
-		}
-	}
-	w.launch(rt, req, joinCut(w.kept, cut), res, hedge)
-	return Skip{}, false, true
-}
-
-func (w *walk) reserve(rt *config.Route, req *llm.Request) (*quota.Reservation, error) {
-	ctx := w.parent
-	est := w.est
-	if req != w.req {
-		est = quota.Estimate(req)
-	}
-	return w.r.budget.Reserve(ctx, rt, quota.AddTokens(est, quota.ExpectedOutput(req.MaxTokens, rt)), w.ch.Margin)
-}
-
-// ineligible reports why a route may not be called now.
-func (w *walk) ineligible(rt *config.Route) (Skip, bool) {
-	if rt.Disabled {
-		return Skip{Route: rt.ID, Reason: "disabled: " + rt.DisabledReason}, true
-	}
-	if w.provFailed[rt.Provider.Name] {
-		return Skip{Route: rt.ID, Reason: "provider " + rt.Provider.Name + " failed for this request"}, true
-	}
-	if _, ok := w.r.ups[rt.Provider.Name]; !ok {
-		return Skip{Route: rt.ID, Reason: "no adapter for provider " + rt.Provider.Name}, true
-	}
-	now := w.r.clock.Now()
-	for _, key := range [2]string{rt.ID, ProviderKey(rt.Provider.Name)} {
-		if rest, ok := w.rests[key]; ok && rest.Active(now) {
-			what := "resting (" + rest.Class + ")"
-			if rest.Manual {
-				what = "paused by hand"
-			}
-			return Skip{Route: rt.ID, Reason: what, Until: rest.Until}, true
-		}
-	}
-	return Skip{}, false
-}
-
-// hedgeable reports whether a hedge may start rt: never a scarce route, and
-// otherwise only one with plenty of today's requests left.
-func (w *walk) hedgeable(rt *config.Route) bool {
-	if rt.Scarce {
-		return false
-	}
-	if rt.Plentiful {
-		return true
-	}
-	if w.r.budget == nil {
-		return rt.Limits.RPD == 0 || rt.Limits.RPD > w.ch.HedgeMinDaily
-	}
-	left, err := w.r.budget.Left(w.parent, rt)
-	if err != nil {
-		return false
-	}
-	n, limited := left.DailyLeft()
-	return !limited || n > int64(w.ch.HedgeMinDaily)
-}
-
-// ProviderKey is the rest key that rests every route of a provider.
-func ProviderKey(name string) string { return "provider:" + name }
-
-// launch starts one attempt in its own goroutine. The attempt's context
-// ends with its own timeout (clipped to the chain's deadline), a lost race,
-// or the caller going away; each with its own cause.
-func (w *walk) launch(rt *config.Route, req *llm.Request, cut string, res *quota.Reservation, hedge bool) {
-	now := w.r.clock.Now()
-	timeout := attemptTimeout(rt, w.ch)
-	cause := context.DeadlineExceeded
-	if left := w.deadline.Sub(now); left < timeout {
-		timeout, cause = left, errChainDeadline
-	}
-	ctx, cancel := context.WithCancelCause(w.parent)
-	o := &outcome{route: rt, ctx: ctx, cancel: cancel, res: res, start: now, hedge: hedge, cut: cut}
-	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
-	w.inflight[rt] = o
-	w.started++
-	w.lastLaunch = now
-	w.noHedge = false
-	up := w.r.ups[rt.Provider.Name]
-	call := provider.Call{Model: rt.Model, Request: req, Extra: rt.Extra}
-	results := w.results
-	run := func() {
-		if w.stream {
-			o.stream, o.first, o.err = firstChunk(ctx, up, call)
-		} else {
-			o.resp, o.err = up.Chat(ctx, call)
-		}
-		o.latency = w.r.clock.Now().Sub(o.start)
-		if !w.stream || o.err != nil {
-			o.timer.Stop()
-		}
-		results <- o // buffered for every attempt of the round
-	}
-	if w.ch.HedgeDelay <= 0 {
-		// Nothing will race this attempt: run it on the request's own
-		// goroutine. Its context still ends it at its timeout, the chain's
-		// deadline or the caller's leaving, and it saves a goroutine and a
-		// hand-off on every request.
-		run()
-		return
-	}
-	go run()
-}
-
-// firstChunk opens a stream and waits for its first token: the first
-// chunk with content that is not only whitespace, reasoning, or a tool
-// call. For a stream, the attempt timeout is a first-token timeout. What
-// comes before it (the role, usage, keep-alives, whitespace) is no token:
-// the role and the whitespace are carried onto the first token. A stream
-// that ends before any token is an empty answer, even when it sent a
-// finish_reason (issue 10: a bare role, finish_reason and [DONE] used to
-// count as answered, and was logged ok and cached). A finish_reason seen
-// before the first token is dropped: an answer cannot finish before it
-// starts.
-func firstChunk(ctx context.Context, up Upstream, call provider.Call) (llm.Stream, llm.Chunk, error) {
-	s, err := up.Stream(ctx, call)
-	if err != nil {
-		return nil, llm.Chunk{}, err
-	}
-	var role, lead string
-	for {
-		c, err := s.Next()
-		if err != nil {
-			s.Close()
-			if err == io.EOF {
-				err = &failure.UpstreamError{Status: http.StatusOK, Header: s.Header(), Err: failure.ErrEmptyAnswer}
-			}
-			return nil, llm.Chunk{}, err
-		}
-		if c.Role != "" {
-			role = c.Role
-		}
-		if !isToken(c) {
-			if len(lead) < maxLead {
-				lead += c.Content
-			}
-			continue
-		}
-		if c.Role == "" {
-			c.Role = role
-		}
-		c.Content = lead + c.Content
-		return s, c, nil
-	}
-}
-
-// maxLead bounds the whitespace held back before a first token: a stream
-// that sends nothing but blanks must not grow memory until its timeout.
-const maxLead = 1 << 10
-
-// isToken reports whether a chunk carries any of the answer: text that is
-// not only whitespace, reasoning, or a tool call.
-func isToken(c llm.Chunk) bool {
-	return c.Reasoning != "" || len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != ""
-}
-
-// judge decides what an attempt's failure was. The context's cause comes
-// first: only the attempt's own timeout, and silence that lost a race, are
-// the route's fault. A race lost is judged as lost even when the caller
-// left afterwards: a loser is wound down after the answer went out, when
-// the request's context has often ended already.
-func (w *walk) judge(o *outcome) failure.Verdict {
-	now := w.r.clock.Now()
-	if o.ctx.Err() != nil {
-		switch cause := context.Cause(o.ctx); {
-		case cause == errLostRace && w.silentLoser(o):
-			return failure.Verdict{Class: failure.SilentLoser, Scope: failure.ScopeRoute,
-				Message: "silent for " + o.lostAt.Sub(o.start).String() + " when another route answered"}
-		case cause == errLostRace:
-			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "lost the race to another route"}
-		case cause == errRequestEnded:
-			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "another route's failure ended the request"}
-		case w.parent.Err() != nil:
-			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"}
-		case cause == errChainDeadline:
-			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRequest, Message: "cut by the chain's deadline"}
-		case cause == context.DeadlineExceeded:
-			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "no answer within the attempt timeout"}
-		}
-	}
-	return blame(failure.Classify(o.err, now), o.route, w.req)
-}
-
-// silentLoser reports whether an attempt that lost a race had sent nothing
-// by the time it lost (DESIGN.md's "silent loser"), for at least the hedge
-// delay. Nothing sent means no first chunk for a stream (the race is for
-// the first token); for a whole answer, no response at all: the adapters
-// report a call cancelled before the response headers with Status 0, and
-// one cancelled while its body was read with the response's status. The
-// hedge delay is the bar because it is how long the chain lets a route be
-// silent before it calls it slow: a hedge started late that loses to the
-// first route half a second later has not shown it hangs.
-func (w *walk) silentLoser(o *outcome) bool {
-	if o.resp != nil || o.stream != nil || o.lostAt.IsZero() {
-		return false
-	}
-	if !w.stream && statusOf(o.err) != 0 {
-		return false
-	}
-	return o.lostAt.Sub(o.start) >= w.ch.HedgeDelay
-}
-
-// failed settles a failed attempt and decides what the walk does next. It
-// returns an error when the failure belongs to the caller.
-func (w *walk) failed(o *outcome) error {
-	v := w.judge(o)
-	until := w.settle(o, v)
-	rt := o.route
-	switch {
-	case v.Class == failure.BadRequest,
-		v.Class == failure.Refused && !w.ch.FailoverOnRefusal:
-		return &CallerError{Route: rt.ID, Class: v.Class, Status: statusOf(o.err), Message: v.Message}
-	case v.Class == failure.TooLarge:
-		w.tooLarge++
-	case v.Class == failure.Unsupported:
-		w.unsup.add(rt.ID, v)
-	case v.Scope == failure.ScopeProvider:
-		w.provFailed[rt.Provider.Name] = true
-	}
-	w.failures = append(w.failures, Skip{Route: rt.ID, Reason: v.Class.String(), Until: until})
-	return nil
-}
-
-// settle records an attempt that did not win, rests what it caused, and
-// settles its budget. It returns the end of the rest it caused, if any.
-func (w *walk) settle(o *outcome, v failure.Verdict) time.Time {
-	r := w.r
-	rt := o.route
-	now := r.clock.Now()
-	a := &Attempt{
-		RequestID: w.id, Chain: w.ch.Name, Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model,
-		Start: o.start, Latency: now.Sub(o.start), Status: statusOf(o.err), Class: v.Class,
-		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
-	}
-	ctx := w.background()
-	rv := v // what a rest follows
-	if context.Cause(o.ctx) == errLostRace {
-		switch v.Class {
-		case failure.SilentLoser:
-			r.observeSlow(rt.ID, a.Latency)
-			if n := r.strike(rt.ID); n >= silentStrikes {
-				rv = failure.Verdict{Class: failure.SilentLoser.RestClass(), Scope: failure.ScopeRoute,
-					Message: fmt.Sprintf("silent when another route answered, %d races in a row", n)}
-			}
-		case failure.Cancelled:
-			r.observeSlow(rt.ID, a.Latency)
-			r.unstrike(rt.ID) // it had started answering: not hung
-		}
-	}
-	if rv.Class != failure.Cancelled && rv.Class != failure.SilentLoser && rv.Scope != failure.ScopeRequest {
-		w.rest(o, rv, a, now)
-	}
-	if r.budget != nil {
-		if o.res != nil {
-			_ = r.budget.Settle(ctx, o.res, 0, false)
-		}
-		var ue *failure.UpstreamError
-		if errors.As(o.err, &ue) && ue.Header != nil {
-			_ = r.budget.Observe(ctx, rt, ue.Header)
-		}
-	}
-	r.record(a)
-	return a.RestUntil
-}
-
-// rest rests what v says for the attempt o, and notes the rest on its
-// record a.
-func (w *walk) rest(o *outcome, v failure.Verdict, a *Attempt, now time.Time) {
-	r := w.r
-	rt := o.route
-	streak := r.observe(rt.ID, false, 0)
-	until, scope := r.plan.Rest.Rest(v, now, streak, func(t time.Time) time.Time { return quota.NextReset(rt.Reset, t) })
-	if until.IsZero() {
-		return
-	}
-	key := rt.ID
-	if scope == failure.ScopeProvider {
-		key = ProviderKey(rt.Provider.Name)
-	}
-	rest := state.Rest{Key: key, Until: until, Class: v.Class.String(), Reason: v.LogText(), Since: now}
-	if err := r.store.SetRest(w.background(), rest); err != nil {
-		r.log.Warn("state store: recording a rest failed", "key", key, "err", err)
-	}
-	if w.rests != nil {
-		w.rests[key] = rest
-	}
-	a.RestKey, a.RestUntil = key, until
-	if v.Class == failure.Gone || v.Class == failure.Auth || v.Class == failure.BadConfig {
-		r.log.Error("route taken out of service", "route", rt.ID, "class", v.Class.String(), "rest", key, "until", until, "reason", v.LogText())
-	}
-}
-
-// abandon cancels every attempt still in flight and hands their outcomes to
-// a goroutine that records them once they return (their calls still count
-// against the provider's quota).
-func (w *walk) abandon(cause error) {
-	if len(w.inflight) == 0 {
-		return
-	}
-	n := len(w.inflight)
-	now := w.r.clock.Now()
-	for _, o := range w.inflight {
-		if cause == errLostRace {
-			o.lostAt = now
-		}
-		o.cancel(cause)
-	}
-	w.inflight = make(map[*config.Route]*outcome, 2)
-	results := w.results
-	w.r.wg.Add(1)
-	go func() {
-		defer w.r.wg.Done()
-		for i := 0; i < n; i++ {
-			o := <-results
-			o.timer.Stop()
-			if o.stream != nil {
-				o.stream.Close()
-			}
-			if o.err == nil {
-				o.err = context.Cause(o.ctx)
-			}
-			w.settle(o, w.judge(o))
-		}
-	}()
 }
 
 // waitFor says how long a non-interactive chain should wait for its soonest
@@ -643,10 +171,8 @@ func (w *walk) soonest() (time.Time, bool) {
 	}
 	now := w.r.clock.Now()
 	for _, rt := range w.order {
-		for _, key := range [2]string{rt.ID, ProviderKey(rt.Provider.Name)} {
-			if rest, ok := w.rests[key]; ok && !rest.Manual && rest.Until.After(now) && (t.IsZero() || rest.Until.Before(t)) {
-				t = rest.Until
-			}
+		if end := w.rests.Ends(rt, now); !end.IsZero() && (t.IsZero() || end.Before(t)) {
+			t = end
 		}
 	}
 	return t, !t.IsZero()
@@ -689,12 +215,4 @@ func largestContext(rs []*config.Route) int {
 		}
 	}
 	return m
-}
-
-func statusOf(err error) int {
-	var ue *failure.UpstreamError
-	if errors.As(err, &ue) {
-		return ue.Status
-	}
-	return 0
 }

@@ -242,6 +242,7 @@ func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	chain := plan.Chains["answer"]
 	ev := events(o, days)
 	outs := make([]outcome, len(ev))
 	err = d.drive(ctx, o.Start, eventTimes(ev), applyIncident(ev, emu), func(ctx context.Context, i int) {
@@ -250,7 +251,7 @@ func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result,
 		ctx, tk := d.begin(ctx)
 		rec.setTrack(id, tk)
 		start := clk.Now()
-		res, err := router.Chat(ctx, "answer", id, question(e.prompt))
+		res, err := router.Chat(ctx, chain, id, question(e.prompt))
 		out := outcome{arrival: true, at: e.at, took: clk.Now().Sub(start)}
 		if err == nil {
 			out.byModel, out.route = true, res.Route.ID

@@ -35,21 +35,26 @@ type Spend struct {
 	TTL time.Duration
 }
 
-// Rest is a route or provider skipped until a time.
+// Rest is a route or provider skipped until a time, as a Store keeps it.
+// Package rest reads and writes it with typed keys and classes; here it is
+// the stored record. Its JSON form is the one every Store writes (memstore's
+// rests.json, Redis values and events): the tags are a file format shared
+// with other instances and older versions, so they never change.
 type Rest struct {
-	// Key is a route ID ("groq/llama-3.3-70b-versatile") or "provider:groq".
-	Key string
+	// Key is a route ID ("groq/llama-3.3-70b-versatile") or "provider:groq"
+	// (rest.Key's text).
+	Key string `json:"key"`
 	// Until is when the rest ends. The zero time means "until lifted", for
 	// pauses set by hand.
-	Until time.Time
+	Until time.Time `json:"until"`
 	// Class is the failure class that caused it ("rate_day"), or "paused".
-	Class string
+	Class string `json:"class"`
 	// Reason is a short redacted text for the status page.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 	// Manual marks a pause set by hand: only a hand lifts it.
-	Manual bool
+	Manual bool `json:"manual,omitempty"`
 	// Since is when the rest started.
-	Since time.Time
+	Since time.Time `json:"since"`
 }
 
 // Active reports whether r still rests at now.

@@ -30,18 +30,19 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/quota"
-	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/stats"
 )
 
-// The route and provider states.
+// The route and provider states: rest.State's labels (package rest decides
+// them; a daily budget window counted full is added here).
 const (
-	Ready     = "ready"
-	Resting   = "resting"
-	Paused    = "paused"
-	Exhausted = "exhausted"
-	Disabled  = "disabled"
+	Ready     = string(rest.Ready)
+	Resting   = string(rest.Resting)
+	Paused    = string(rest.Paused)
+	Exhausted = string(rest.Exhausted)
+	Disabled  = string(rest.Disabled)
 )
 
 // The chain states.
@@ -51,7 +52,7 @@ const (
 	ChainDown     = "down"     // no route is ready: the fallback answers
 )
 
-// ClassPaused is the Class of a rest set by hand.
+// ClassPaused is the Class of a rest set by hand (rest.Rest.Label).
 const ClassPaused = "paused"
 
 // Budget is what the status needs of the quota book; *quota.Book
@@ -222,8 +223,13 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-func restOf(r state.Rest) *Rest {
-	return &Rest{Key: r.Key, Class: r.Class, Until: timePtr(r.Until), Since: timePtr(r.Since), Reason: r.Reason}
+// restOf is the JSON view of a standing: nil when ready.
+func restOf(st rest.Standing) *Rest {
+	if st.State == rest.Ready {
+		return nil
+	}
+	r := st.Rest
+	return &Rest{Key: r.Key.String(), Class: st.Label(), Until: timePtr(r.Until), Since: timePtr(r.Since), Reason: r.Reason}
 }
 
 // Snapshot works out the state of everything now. A store that cannot
@@ -233,18 +239,12 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 	p := s.o.Plan
 	now := s.o.Clock.Now()
 	snap := &Snapshot{Now: now, Admin: p.AdminToken != ""}
-	rests := map[string]state.Rest{}
-	rs, err := s.o.Store.Rests(ctx, now)
+	rests, err := rest.Load(ctx, s.o.Store, now)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("status: reading rests: %w", ctx.Err())
 		}
 		snap.Problems = append(snap.Problems, "rests and pauses could not be read from the state store")
-	}
-	for _, r := range rs {
-		if r.Active(now) {
-			rests[r.Key] = r
-		}
 	}
 	chainsOf := make(map[string][]string, len(p.Routes))
 	for _, name := range p.ChainOrder {
@@ -292,16 +292,8 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 				out.Routes = append(out.Routes, id)
 			}
 		}
-		switch r, ok := rests[route.ProviderKey(name)]; {
-		case pr.Disabled:
-			out.State, out.Rest = Disabled, &Rest{Key: route.ProviderKey(name), Class: Disabled, Reason: pr.DisabledReason}
-		case ok && r.Manual:
-			out.State, out.Rest = Paused, restOf(r)
-		case ok && r.Class == "rate_day":
-			out.State, out.Rest = Exhausted, restOf(r)
-		case ok:
-			out.State, out.Rest = Resting, restOf(r)
-		}
+		st := rests.OfProvider(pr)
+		out.State, out.Rest = string(st.State), restOf(st)
 		snap.Providers = append(snap.Providers, out)
 	}
 	for _, name := range p.ChainOrder {
@@ -358,47 +350,31 @@ func figures(recent int, has bool, success, failover float64, lat stats.Latency)
 	return f
 }
 
-// routeState decides a route's state (see the package doc).
-func routeState(rt *config.Route, r Route, rests map[string]state.Rest) (string, *Rest) {
-	if rt.Disabled {
-		return Disabled, &Rest{Key: rt.ID, Class: Disabled, Reason: rt.DisabledReason}
-	}
-	own, ownOK := rests[rt.ID]
-	prov, provOK := rests[route.ProviderKey(rt.Provider.Name)]
-	switch {
-	case ownOK && own.Manual:
-		return Paused, restOf(own)
-	case provOK && prov.Manual:
-		return Paused, restOf(prov)
-	}
-	for _, x := range []struct {
-		r  state.Rest
-		ok bool
-	}{{own, ownOK}, {prov, provOK}} {
-		if x.ok && x.r.Class == "rate_day" {
-			return Exhausted, restOf(x.r)
+// routeState decides a route's state (see the package doc): what package
+// rest says, except that a daily budget window counted full exhausts a
+// route that rest finds resting or ready.
+func routeState(rt *config.Route, r Route, rests rest.Table) (string, *Rest) {
+	st := rests.Of(rt)
+	if st.State == rest.Ready || st.State == rest.Resting {
+		if w := spentWindow(r); w != nil {
+			return Exhausted, w
 		}
 	}
+	return string(st.State), restOf(st)
+}
+
+// spentWindow is the first of a route's daily windows, its own then its
+// provider's, that is counted full; nil when none is.
+func spentWindow(r Route) *Rest {
 	for _, w := range []struct {
 		key string
 		w   Window
 	}{{"rpd", r.Budget.RPD}, {"tpd", r.Budget.TPD}, {"provider:rpd", r.ProviderBudget.RPD}, {"provider:tpd", r.ProviderBudget.TPD}} {
 		if w.w.Full() {
-			return Exhausted, &Rest{Key: w.key, Class: "budget", Until: w.w.Resets, Reason: "today's " + w.key + " budget is spent"}
+			return &Rest{Key: w.key, Class: "budget", Until: w.w.Resets, Reason: "today's " + w.key + " budget is spent"}
 		}
 	}
-	switch {
-	case ownOK && provOK:
-		if prov.Until.After(own.Until) {
-			return Resting, restOf(prov)
-		}
-		return Resting, restOf(own)
-	case ownOK:
-		return Resting, restOf(own)
-	case provOK:
-		return Resting, restOf(prov)
-	}
-	return Ready, nil
+	return nil
 }
 
 func windows(b quota.Budget) Windows {

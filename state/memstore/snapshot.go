@@ -35,20 +35,11 @@ type slotJSON struct {
 	Expires time.Time `json:"expires"`
 }
 
-// restsJSON is the on-disk form of the rests; it carries its own tags so
-// that the file format does not follow state.Rest's field names by accident.
+// restsJSON is the on-disk form of the rests: a version, and each rest in
+// state.Rest's JSON form, the one every Store writes.
 type restsJSON struct {
-	Version int        `json:"version"`
-	Rests   []restJSON `json:"rests"`
-}
-
-type restJSON struct {
-	Key    string    `json:"key"`
-	Until  time.Time `json:"until"`
-	Class  string    `json:"class"`
-	Reason string    `json:"reason,omitempty"`
-	Manual bool      `json:"manual,omitempty"`
-	Since  time.Time `json:"since"`
+	Version int          `json:"version"`
+	Rests   []state.Rest `json:"rests"`
 }
 
 // flushCounts writes counters.json if the counts changed since the last
@@ -122,10 +113,7 @@ func (s *Store) writeRests(rests []state.Rest) error {
 	if s.dir == "" {
 		return nil
 	}
-	doc := restsJSON{Version: fileVersion, Rests: make([]restJSON, len(rests))}
-	for i, r := range rests {
-		doc.Rests[i] = restJSON{Key: r.Key, Until: r.Until, Class: r.Class, Reason: r.Reason, Manual: r.Manual, Since: r.Since}
-	}
+	doc := restsJSON{Version: fileVersion, Rests: rests}
 	data, err := json.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", restsFile, err)
@@ -200,9 +188,8 @@ func (s *Store) load() error {
 		return err
 	}
 	for _, r := range rests.Rests {
-		rest := state.Rest{Key: r.Key, Until: r.Until, Class: r.Class, Reason: r.Reason, Manual: r.Manual, Since: r.Since}
-		if r.Key != "" && rest.Active(now) {
-			s.rests[r.Key] = rest
+		if r.Key != "" && r.Active(now) {
+			s.rests[r.Key] = r
 		}
 	}
 	return nil

@@ -14,29 +14,11 @@ import (
 	"github.com/tollfree/tollfree/state"
 )
 
-// restJSON is a rest as stored in Redis and carried by events.
-type restJSON struct {
-	Key    string    `json:"key"`
-	Until  time.Time `json:"until"`
-	Class  string    `json:"class"`
-	Reason string    `json:"reason,omitempty"`
-	Manual bool      `json:"manual,omitempty"`
-	Since  time.Time `json:"since"`
-}
-
-func toJSON(r state.Rest) restJSON {
-	return restJSON{Key: r.Key, Until: r.Until, Class: r.Class, Reason: r.Reason, Manual: r.Manual, Since: r.Since}
-}
-
-func (j restJSON) rest() state.Rest {
-	return state.Rest{Key: j.Key, Until: j.Until, Class: j.Class, Reason: j.Reason, Manual: j.Manual, Since: j.Since}
-}
-
 // event is a message on the events channel.
 type event struct {
-	Op   string    `json:"op"` // "set" or "clear"
-	Rest *restJSON `json:"rest,omitempty"`
-	Key  string    `json:"key,omitempty"`
+	Op   string      `json:"op"` // "set" or "clear"
+	Rest *state.Rest `json:"rest,omitempty"`
+	Key  string      `json:"key,omitempty"`
 }
 
 // clearOp is a ClearRest made locally during an outage, replayed on Redis
@@ -82,12 +64,11 @@ func (s *Store) SetRest(ctx context.Context, r state.Rest) error {
 // redisSetRest runs setRestScript and, when it recorded r, updates the cache
 // at once rather than waiting for the event to come back.
 func (s *Store) redisSetRest(ctx context.Context, r state.Rest) error {
-	rj := toJSON(r)
-	body, err := json.Marshal(rj)
+	body, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode rest: %w", err)
 	}
-	ev, err := json.Marshal(event{Op: "set", Rest: &rj})
+	ev, err := json.Marshal(event{Op: "set", Rest: &r})
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
@@ -216,9 +197,9 @@ func (s *Store) refreshRests(ctx context.Context) {
 	}
 	fresh := make(map[string]state.Rest, len(vals))
 	for _, v := range vals {
-		var rj restJSON
-		if json.Unmarshal([]byte(v), &rj) == nil && rj.Key != "" {
-			fresh[rj.Key] = rj.rest()
+		var r state.Rest
+		if json.Unmarshal([]byte(v), &r) == nil && r.Key != "" {
+			fresh[r.Key] = r
 		}
 	}
 	s.mu.Lock()
@@ -343,7 +324,7 @@ func (s *Store) handle(msg any) {
 		s.mu.Lock()
 		switch {
 		case ev.Op == "set" && ev.Rest != nil && ev.Rest.Key != "":
-			s.cache[ev.Rest.Key] = ev.Rest.rest()
+			s.cache[ev.Rest.Key] = *ev.Rest
 		case ev.Op == "clear" && ev.Key != "":
 			delete(s.cache, ev.Key)
 		}

@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/route"
+)
+
+// fakeGateway answers every call with what the test set, and keeps the
+// call it got.
+type fakeGateway struct {
+	answer *llm.Answer
+	stream *llm.AnswerStream
+	err    error
+
+	ch   *config.Chain
+	call llm.Call
+}
+
+func (f *fakeGateway) Serve(_ context.Context, ch *config.Chain, c llm.Call) (*llm.Answer, error) {
+	f.ch, f.call = ch, c
+	if f.err != nil {
+		return nil, f.err
+	}
+	a := *f.answer
+	a.RequestID = c.ID
+	return &a, nil
+}
+
+func (f *fakeGateway) ServeStream(_ context.Context, ch *config.Chain, c llm.Call) (*llm.AnswerStream, error) {
+	f.ch, f.call = ch, c
+	if f.err != nil {
+		return nil, f.err
+	}
+	s := *f.stream
+	s.RequestID = c.ID
+	return &s, nil
+}
+
+// chunks is a ChunkStream of chunks given in advance.
+type chunks struct {
+	c     []llm.Chunk
+	usage llm.Usage
+}
+
+func (s *chunks) Next() (llm.Chunk, error) {
+	if len(s.c) == 0 {
+		return llm.Chunk{}, io.EOF
+	}
+	c := s.c[0]
+	s.c = s.c[1:]
+	return c, nil
+}
+func (s *chunks) Buffered() int            { return len(s.c) }
+func (s *chunks) Usage() (llm.Usage, bool) { return s.usage, true }
+func (s *chunks) Close() error             { return nil }
+
+var t0 = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+
+func testPlan() *config.Plan {
+	ch := &config.Chain{Name: "answer", Routes: []*config.Route{{ID: "up/m1", Model: "m1", Provider: &config.Provider{Name: "up"}}}}
+	return &config.Plan{
+		Chains: map[string]*config.Chain{"answer": ch}, ChainOrder: []string{"answer"},
+		Server:     config.Server{MaxBodyBytes: 1 << 20, MaxMessages: 100, MaxContentBytes: 1 << 20},
+		AdminToken: "admin-token-0001",
+		Callers:    config.Callers{PerHour: 10},
+	}
+}
+
+// TestServerOnlyEncodes: whatever the Gateway answered, the server says
+// which step it was in the headers and the body, and maps each error to
+// its status code; it hands the Gateway the plan's chain, the caller, the
+// cache opt-out and the request id (issue 11: the flow is the Gateway's).
+func TestServerOnlyEncodes(t *testing.T) {
+	routeAnswer := &llm.Answer{Response: llm.Response{Content: "hi", FinishReason: "stop"}, ServedBy: llm.ServedByRoute, Route: "up/m1"}
+	tests := []struct {
+		name       string
+		gw         fakeGateway
+		stream     bool
+		wantStatus int
+		wantHeader map[string]string // "" wants the header absent
+		wantInBody []string
+	}{
+		{name: "a route", gw: fakeGateway{answer: routeAnswer}, wantStatus: 200,
+			wantHeader: map[string]string{HeaderRoute: "up/m1", HeaderCache: "", HeaderFallback: ""},
+			wantInBody: []string{`"model":"up/m1"`, `"content":"hi"`}},
+		{name: "a route, after a cache miss", gw: fakeGateway{answer: &llm.Answer{Response: routeAnswer.Response, ServedBy: llm.ServedByRoute, Route: "up/m1", CacheMiss: true}},
+			wantStatus: 200, wantHeader: map[string]string{HeaderCache: "miss"}},
+		{name: "the cache", gw: fakeGateway{answer: &llm.Answer{Response: routeAnswer.Response, ServedBy: llm.ServedByCache, Route: "up/m1"}},
+			wantStatus: 200, wantHeader: map[string]string{HeaderCache: "hit", HeaderRoute: "up/m1"}},
+		{name: "a shared call", gw: fakeGateway{answer: &llm.Answer{Response: routeAnswer.Response, ServedBy: llm.ServedBySharedCall, Route: "up/m1"}},
+			wantStatus: 200, wantHeader: map[string]string{HeaderCache: "shared"}},
+		{name: "the fallback message", gw: fakeGateway{answer: &llm.Answer{Response: llm.Response{Content: "Resting.", FinishReason: "stop"}, ServedBy: llm.ServedByFallbackMessage}},
+			wantStatus: 200, wantHeader: map[string]string{HeaderFallback: "message", HeaderRoute: ""},
+			wantInBody: []string{`"model":"answer"`, `"content":"Resting."`}},
+		{name: "the search answer, streamed", stream: true,
+			gw: fakeGateway{stream: &llm.AnswerStream{ServedBy: llm.ServedByFallbackSearch,
+				ChunkStream: &chunks{c: []llm.Chunk{{Role: "assistant", Content: "Contact: mail"}, {FinishReason: "stop"}}}}},
+			wantStatus: 200, wantHeader: map[string]string{HeaderFallback: "search", "Content-Type": "text/event-stream; charset=utf-8"},
+			wantInBody: []string{`"content":"Contact: mail"`, `"finish_reason":"stop"`, "data: [DONE]\n\n"}},
+		{name: "a refusal by the caller limits", gw: fakeGateway{err: &quota.CallerLimitError{Limit: "caller hour", Max: 10, RetryAt: t0.Add(90 * time.Second)}},
+			wantStatus: 429, wantHeader: map[string]string{"Retry-After": "90"},
+			wantInBody: []string{`"code":"caller_limit"`, "asked its 10 questions for the hour"}},
+		{name: "no route and no fallback", stream: true, gw: fakeGateway{err: &route.ExhaustedError{Chain: "answer", RetryAt: t0.Add(30 * time.Second)}},
+			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "30"}, wantInBody: []string{`"code":"no_route_available"`}},
+		{name: "the caller's bad request", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.BadRequest, Status: 400, Message: "temperature must be at most 2"}},
+			wantStatus: 400, wantInBody: []string{`"code":"bad_request"`, "temperature must be at most 2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := testPlan()
+			srv := New(Options{Plan: plan, Gateway: &tt.gw, Clock: clock.NewFake(t0)})
+			body := `{"model":"answer","user":"visitor-1","stream":` + map[bool]string{true: "true", false: "false"}[tt.stream] + `,"messages":[{"role":"user","content":"hello"}]}`
+			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Authorization", "Bearer admin-token-0001")
+			r.Header.Set("Cache-Control", "no-cache")
+			w := httptest.NewRecorder()
+			srv.ServeHTTP(w, r)
+			if w.Code != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.wantStatus, w.Body)
+			}
+			for k, v := range tt.wantHeader {
+				if got := w.Header().Get(k); got != v {
+					t.Errorf("%s: %q, want %q", k, got, v)
+				}
+			}
+			for _, s := range tt.wantInBody {
+				if !strings.Contains(w.Body.String(), s) {
+					t.Errorf("body lacks %q:\n%s", s, w.Body)
+				}
+			}
+			id := w.Header().Get(HeaderRequestID)
+			if tt.gw.ch != plan.Chains["answer"] || tt.gw.call.ID != id || id == "" {
+				t.Errorf("the gateway got chain %p id %q, want the plan's chain %p and the request id %q", tt.gw.ch, tt.gw.call.ID, plan.Chains["answer"], id)
+			}
+			if c := tt.gw.call; c.Caller != (llm.Caller{ID: "visitor-1", Owner: true}) || !c.NoCache || c.Request == nil || c.Request.Stream != tt.stream {
+				t.Errorf("the gateway got caller %+v, no-cache %v, request %+v", c.Caller, c.NoCache, c.Request)
+			}
+			if w.Code == 200 && !tt.stream {
+				var m map[string]any
+				if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || m["id"] != chatID(id) {
+					t.Errorf("response id %v (%v), want %s", m["id"], err, chatID(id))
+				}
+			}
+		})
+	}
+}

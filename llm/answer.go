@@ -1,0 +1,133 @@
+package llm
+
+// The types below are what the gateway (the root package, tollfree) takes
+// and gives back for one request, whoever asks: a Go program calling
+// Gateway.Chat, or the HTTP API, which only decodes, calls the gateway and
+// encodes (issue 11: one request path for the library and the server).
+// They live here, in the leaf, so that the HTTP package can speak them
+// without importing the root package that mounts it; the root re-exports
+// them.
+
+// Caller is who asks, as the gateway's caller limits see it (config
+// callers:). The HTTP API works it out from each request; a Go program
+// fills it in itself.
+type Caller struct {
+	// ID is an opaque id of the caller (a visitor id, a session); it is
+	// hashed before it names a counter. Empty: the per-caller limits do not
+	// apply, the site's daily cap still does.
+	ID string
+	// Owner skips the per-caller limits and may use the site's reserve
+	// (seed 004: "the owner can always get through").
+	Owner bool
+}
+
+// Call is one request handed to the gateway.
+type Call struct {
+	// Request is what to answer. The gateway does not modify it.
+	Request *Request
+	// Caller is who asks.
+	Caller Caller
+	// NoCache skips the chain's response cache for this request (the HTTP
+	// API sets it for Cache-Control: no-cache or no-store).
+	NoCache bool
+	// ID is the request id written to the call log. Empty: the gateway
+	// makes one.
+	ID string
+}
+
+// ServedBy says which step of the gateway's flow answered a request.
+type ServedBy uint8
+
+// The steps that can answer. A request none of them answered gets an
+// error instead.
+const (
+	// ServedByRoute: a route of the chain answered (walking the chain,
+	// failing over, hedging).
+	ServedByRoute ServedBy = iota + 1
+	// ServedByCache: the chain's response cache held the answer; no call
+	// was made and no quota spent.
+	ServedByCache
+	// ServedBySharedCall: an identical request was in flight; this one
+	// shared its answer (one upstream call for both).
+	ServedBySharedCall
+	// ServedByFallbackMessage: no route could answer; the chain's fixed
+	// fallback message did.
+	ServedByFallbackMessage
+	// ServedByFallbackSearch: no route could answer (or the site's daily
+	// cap was reached); a keyword search over the chain's content did.
+	ServedByFallbackSearch
+)
+
+var servedNames = [...]string{"", "route", "cache", "shared call", "fallback message", "fallback search"}
+
+func (s ServedBy) String() string {
+	if int(s) < len(servedNames) && s != 0 {
+		return servedNames[s]
+	}
+	return "unknown"
+}
+
+// Fallback reports whether a chain's fallback answered, and which kind:
+// "message" or "search" ("" otherwise).
+func (s ServedBy) Fallback() string {
+	switch s {
+	case ServedByFallbackMessage:
+		return "message"
+	case ServedByFallbackSearch:
+		return "search"
+	}
+	return ""
+}
+
+// Answer is the gateway's whole answer to a request, and what gave it.
+type Answer struct {
+	// Response is the answer. For a fallback it holds only the text and
+	// the finish reason "stop"; from the cache, what was stored.
+	Response
+	// ServedBy says which step answered.
+	ServedBy ServedBy
+	// Route is the id of the route whose answer this is (for a cached
+	// answer, the route that gave it first), "" for a fallback.
+	Route string
+	// RequestID is the request's id, as in the call log.
+	RequestID string
+	// CacheMiss reports that the chain caches answers and this request
+	// looked for one in vain (whatever then answered it).
+	CacheMiss bool
+}
+
+// AnswerStream is the gateway's streamed answer to a request, and what
+// gave it: a route's stream (continued on another route if it broke, see
+// route.Router.Stream), a cached answer replayed, or a chain's fallback.
+// Read it with Next until io.EOF; any other error means the answer broke
+// off (the text so far is incomplete) or the caller went away. Close it
+// when done, even after an error; Close is safe to call more than once.
+type AnswerStream struct {
+	ChunkStream
+	// ServedBy says which step answered.
+	ServedBy ServedBy
+	// Route is the id of the route that sent the first token (for a cached
+	// answer, the route that gave it first), "" for a fallback.
+	Route string
+	// RequestID is the request's id, as in the call log.
+	RequestID string
+	// CacheMiss reports that the chain caches answers and this request
+	// looked for one in vain.
+	CacheMiss bool
+}
+
+// ChunkStream is the body of an AnswerStream. Next is for one goroutine at a
+// time; Close may be called from any.
+type ChunkStream interface {
+	// Next returns the next chunk, io.EOF at the clean end of the answer.
+	Next() (Chunk, error)
+	// Buffered reports how many chunks are at hand without waiting on the
+	// network (0 when the next Next may wait): the HTTP API flushes when it
+	// is 0.
+	Buffered() int
+	// Usage returns the answer's usage once Next returned io.EOF; exact is
+	// false when some of it was estimated.
+	Usage() (u Usage, exact bool)
+	// Close releases the stream.
+	Close() error
+}

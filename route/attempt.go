@@ -1,0 +1,328 @@
+package route
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/provider"
+	"github.com/tollfree/tollfree/quota"
+)
+
+// Attempts and hedging: a round launches the routes of a chain, one after
+// another as each fails, and races the next against a slow one after the
+// chain's hedge delay; the first answer wins and the others are abandoned,
+// wound down by a drain goroutine the Router owns.
+
+// race is the attempts of the walk's current round.
+type race struct {
+	next       int                    // the next route of order to try
+	taken      map[*config.Route]bool // started out of order, by a hedge
+	inflight   map[*config.Route]*outcome
+	results    chan *outcome // every attempt of the round reports here
+	lastLaunch time.Time
+	noHedge    bool // no hedge candidate until the next launch
+	started    int  // attempts started, every round of the walk
+}
+
+// outcome is one attempt, from its start to its result.
+type outcome struct {
+	route  *config.Route
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  clock.Timer
+	res    *quota.Reservation
+	start  time.Time
+	hedge  bool
+	part   int
+	cut    string
+	lostAt time.Time // when the walk cancelled it for another's answer
+
+	// set by the attempt's goroutine before it reports
+	resp    *llm.Response
+	stream  llm.Stream
+	first   llm.Chunk
+	err     error
+	latency time.Duration
+}
+
+// round makes one pass over the chain: it launches the routes in order
+// until one answers, a failure belongs to the caller, the chain's deadline
+// passes, the caller goes away, or no route is left (nil, nil). A hedge
+// starts the next route when the last launched has been silent for the
+// hedge delay (see hedgeTimer).
+func (w *walk) round() (*outcome, error) {
+	w.results = make(chan *outcome, len(w.order))
+	dl := w.r.clock.NewTimer(w.deadline.Sub(w.r.clock.Now()))
+	defer dl.Stop()
+	for {
+		if len(w.inflight) == 0 && !w.launchNext(false) {
+			return nil, nil
+		}
+		ht := w.hedgeTimer()
+		select {
+		case o := <-w.results:
+			stopTimer(ht)
+			if win, done, err := w.landed(o); done {
+				return win, err
+			}
+		case <-timerC(ht):
+			if !w.launchNext(true) {
+				w.noHedge = true
+			}
+		case <-dl.C():
+			stopTimer(ht)
+			w.abandon(errChainDeadline)
+			w.failures = append(w.failures, Skip{Reason: "the chain's deadline of " + w.ch.Deadline.String() + " was reached"})
+			return nil, nil
+		case <-w.parent.Done():
+			stopTimer(ht)
+			w.abandon(context.Canceled)
+			return nil, fmt.Errorf("route: %w", w.parent.Err())
+		}
+	}
+}
+
+// hedgeTimer returns a timer that fires when the next hedge is due: the
+// hedge delay after the last launch, on a chain that hedges, while a
+// candidate may be left and fewer than MaxInFlight attempts run. It is nil
+// when none is due.
+func (w *walk) hedgeTimer() clock.Timer {
+	if w.ch.HedgeDelay <= 0 || w.noHedge || len(w.inflight) >= max(w.ch.MaxInFlight, 1) {
+		return nil
+	}
+	return w.r.clock.NewTimer(w.lastLaunch.Add(w.ch.HedgeDelay).Sub(w.r.clock.Now()))
+}
+
+// landed takes an attempt's result. An answer wins: the other attempts
+// are abandoned as lost races. A failure is settled (failed), and one the
+// caller caused ends the request. done says whether the round is over.
+func (w *walk) landed(o *outcome) (win *outcome, done bool, err error) {
+	delete(w.inflight, o.route)
+	if o.err == nil {
+		w.abandon(errLostRace)
+		return o, true, nil
+	}
+	if err := w.failed(o); err != nil {
+		w.abandon(errRequestEnded)
+		return nil, true, err
+	}
+	return nil, false, nil
+}
+
+func stopTimer(t clock.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// timerC is t's channel, or nil (a channel that never delivers) for no
+// timer.
+func timerC(t clock.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C()
+}
+
+// launchNext starts the next route in order that pick picks. For a hedge
+// it starts only a route with plenty of quota: when the next in order is
+// scarce, it looks past it (hedgePast) and leaves it in place for ordinary
+// failover. It reports whether it started one.
+func (w *walk) launchNext(hedge bool) bool {
+	for w.next < len(w.order) {
+		rt := w.order[w.next]
+		if w.taken[rt] {
+			w.next++ // a hedge already started it
+			continue
+		}
+		t, skip, why := w.pick(rt, w.req, w.est, hedge)
+		if why == notHedgeable {
+			return w.hedgePast()
+		}
+		w.next++
+		switch why {
+		case picked:
+			w.launch(t, hedge)
+			return true
+		case notFitting:
+			w.tooLarge++
+		}
+		w.skips = append(w.skips, skip)
+	}
+	return false
+}
+
+// hedgePast starts, as a hedge, the first route after the scarce one at
+// w.next that pick picks for a hedge (issue 10: with [hung, scarce,
+// plentiful] the hedge used to stop at the scarce route and the request
+// waited out the hung one's whole timeout). The routes it passes keep
+// their place: ordinary failover still reaches them in order, and records
+// why it skips any.
+func (w *walk) hedgePast() bool {
+	for _, rt := range w.order[w.next+1:] {
+		if w.taken[rt] {
+			continue
+		}
+		if t, _, why := w.pick(rt, w.req, w.est, true); why == picked {
+			w.launch(t, true)
+			if w.taken == nil {
+				w.taken = make(map[*config.Route]bool, 2)
+			}
+			w.taken[rt] = true
+			return true
+		}
+	}
+	return false
+}
+
+// launch starts the attempt t. Its context ends with its own timeout
+// (clipped to the chain's deadline), a lost race, or the caller going
+// away; each with its own cause. It reports on w.results.
+func (w *walk) launch(t ticket, hedge bool) {
+	o := w.open(t, hedge)
+	call := provider.Call{Model: t.route.Model, Request: t.req, Extra: t.route.Extra}
+	if w.ch.HedgeDelay <= 0 {
+		// Nothing will race this attempt: run it on the request's own
+		// goroutine. Its context still ends it at its timeout, the chain's
+		// deadline or the caller's leaving, and it saves a goroutine and a
+		// hand-off on every request.
+		w.call(o, call, w.results)
+		return
+	}
+	go w.call(o, call, w.results)
+}
+
+// open makes the outcome of the attempt t, starts its timeout, and counts
+// it in flight.
+func (w *walk) open(t ticket, hedge bool) *outcome {
+	now := w.r.clock.Now()
+	timeout := attemptTimeout(t.route, w.ch)
+	cause := context.DeadlineExceeded
+	if left := w.deadline.Sub(now); left < timeout {
+		timeout, cause = left, errChainDeadline
+	}
+	ctx, cancel := context.WithCancelCause(w.parent)
+	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut)}
+	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
+	w.inflight[t.route] = o
+	w.started++
+	w.lastLaunch = now
+	w.noHedge = false
+	return o
+}
+
+// call makes the attempt o and reports it on results, which is buffered
+// for every attempt of the round. It runs on the request's goroutine or its
+// own, and reads only what does not change during the walk.
+func (w *walk) call(o *outcome, call provider.Call, results chan<- *outcome) {
+	up := w.r.ups[o.route.Provider.Name]
+	if w.stream {
+		o.stream, o.first, o.err = firstChunk(o.ctx, up, call)
+	} else {
+		o.resp, o.err = up.Chat(o.ctx, call)
+	}
+	o.latency = w.r.clock.Now().Sub(o.start)
+	if !w.stream || o.err != nil {
+		o.timer.Stop()
+	}
+	results <- o
+}
+
+// firstChunk opens a stream and waits for its first token: the first
+// chunk with content that is not only whitespace, reasoning, or a tool
+// call. For a stream, the attempt timeout is a first-token timeout. What
+// comes before it (the role, usage, keep-alives, whitespace) is no token:
+// the role and the whitespace are carried onto the first token. A stream
+// that ends before any token is an empty answer, even when it sent a
+// finish_reason (issue 10: a bare role, finish_reason and [DONE] used to
+// count as answered, and was logged ok and cached). A finish_reason seen
+// before the first token is dropped: an answer cannot finish before it
+// starts.
+func firstChunk(ctx context.Context, up Upstream, call provider.Call) (llm.Stream, llm.Chunk, error) {
+	s, err := up.Stream(ctx, call)
+	if err != nil {
+		return nil, llm.Chunk{}, err
+	}
+	var role, lead string
+	for {
+		c, err := s.Next()
+		if err != nil {
+			s.Close()
+			if err == io.EOF {
+				err = &failure.UpstreamError{Status: http.StatusOK, Header: s.Header(), Err: failure.ErrEmptyAnswer}
+			}
+			return nil, llm.Chunk{}, err
+		}
+		if c.Role != "" {
+			role = c.Role
+		}
+		if !isToken(c) {
+			if len(lead) < maxLead {
+				lead += c.Content
+			}
+			continue
+		}
+		if c.Role == "" {
+			c.Role = role
+		}
+		c.Content = lead + c.Content
+		return s, c, nil
+	}
+}
+
+// maxLead bounds the whitespace held back before a first token: a stream
+// that sends nothing but blanks must not grow memory until its timeout.
+const maxLead = 1 << 10
+
+// isToken reports whether a chunk carries any of the answer: text that is
+// not only whitespace, reasoning, or a tool call.
+func isToken(c llm.Chunk) bool {
+	return c.Reasoning != "" || len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != ""
+}
+
+// abandon cancels every attempt still in flight and hands their outcomes to
+// a drain goroutine.
+func (w *walk) abandon(cause error) {
+	if len(w.inflight) == 0 {
+		return
+	}
+	n := len(w.inflight)
+	now := w.r.clock.Now()
+	for _, o := range w.inflight {
+		if cause == errLostRace {
+			o.lostAt = now
+		}
+		o.cancel(cause)
+	}
+	w.inflight = make(map[*config.Route]*outcome, 2)
+	w.r.wg.Add(1)
+	go w.drain(w.results, n)
+}
+
+// drain winds down n abandoned attempts as they report on results: it
+// closes what they opened and settles each, since their calls still count
+// against the provider's quota. The Router owns it (Close waits for it). It
+// leaves alone what the request's goroutine still uses, such as the walk's
+// table of rests (see settle).
+func (w *walk) drain(results <-chan *outcome, n int) {
+	defer w.r.wg.Done()
+	for range n {
+		o := <-results
+		o.timer.Stop()
+		if o.stream != nil {
+			o.stream.Close()
+		}
+		if o.err == nil {
+			o.err = context.Cause(o.ctx)
+		}
+		w.settle(o, w.judge(o))
+	}
+}

@@ -1,0 +1,117 @@
+package route
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/quota"
+)
+
+// Picking decides whether one route may take one request now, without
+// calling it (DESIGN.md, step 2). The walk (launchNext, hedgePast), a
+// stream's continuation (continueOn) and a probe all pick through pick, so
+// that a route is skipped for the same reasons wherever it is tried.
+
+// ticket is a route picked for a request: the request fitted to it, and
+// the budget reserved for it.
+type ticket struct {
+	route *config.Route
+	req   *llm.Request
+	cut   string             // what fitting cut from the request, for the call log
+	res   *quota.Reservation // nil without a budget, or when the store failed
+}
+
+// pickResult says that pick picked a route, or why it did not.
+type pickResult uint8
+
+const (
+	picked       pickResult = iota
+	notEligible             // disabled, its provider failed, no adapter, resting or paused
+	notHedgeable            // a hedge may not start it (see hedgeable)
+	notFitting              // the request is too large for its context or a token limit
+	noBudget                // its budget cannot take the request now
+)
+
+// pick decides whether rt may take req now (est is req's estimate), and
+// reserves rt's budget for it when it may. In order: rt must be eligible
+// (see eligible); for a hedge, hedgeable; req must fit rt's context (cut
+// to fit where the chain allows, see fit); and rt's budget must take it.
+// A budget whose store fails does not stop the call: the route is picked
+// without a reservation. When rt is not picked, skip says why.
+func (w *walk) pick(rt *config.Route, req *llm.Request, est int, hedge bool) (t ticket, skip Skip, why pickResult) {
+	if skip, ok := w.eligible(rt); !ok {
+		return ticket{}, skip, notEligible
+	}
+	if hedge && !w.hedgeable(rt) {
+		return ticket{}, Skip{Route: rt.ID, Reason: "too scarce to hedge onto"}, notHedgeable
+	}
+	fitted, cut, fits := fit(req, est, rt, w.ch)
+	if !fits {
+		return ticket{}, Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", est, rt.MaxContext)}, notFitting
+	}
+	t = ticket{route: rt, req: fitted, cut: cut}
+	if w.r.budget == nil {
+		return t, Skip{}, picked
+	}
+	if fitted != req {
+		est = quota.Estimate(fitted)
+	}
+	res, err := w.r.budget.Reserve(w.parent, rt, quota.AddTokens(est, quota.ExpectedOutput(fitted.MaxTokens, rt)), w.ch.Margin)
+	var ex *quota.SpentError
+	switch {
+	case errors.As(err, &ex) && ex.TooLarge:
+		return ticket{}, Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, notFitting
+	case errors.As(err, &ex):
+		return ticket{}, Skip{Route: rt.ID, Reason: "budget: " + ex.Limit + " spent", Until: ex.Until}, noBudget
+	case err != nil:
+		w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
+	}
+	t.res = res
+	return t, Skip{}, picked
+}
+
+// eligible reports whether rt may be called now at all, and when not,
+// why: it is disabled, its provider failed this request already (a dead
+// key fails every model of the account), there is no adapter for its
+// provider, or it or its provider is resting or paused.
+func (w *walk) eligible(rt *config.Route) (Skip, bool) {
+	if rt.Disabled {
+		return Skip{Route: rt.ID, Reason: "disabled: " + rt.DisabledReason}, false
+	}
+	if w.provFailed[rt.Provider.Name] {
+		return Skip{Route: rt.ID, Reason: "provider " + rt.Provider.Name + " failed for this request"}, false
+	}
+	if _, ok := w.r.ups[rt.Provider.Name]; !ok {
+		return Skip{Route: rt.ID, Reason: "no adapter for provider " + rt.Provider.Name}, false
+	}
+	if rs, ok := w.rests.Holding(rt, w.r.clock.Now()); ok {
+		what := "resting (" + rs.Class.String() + ")"
+		if rs.Manual {
+			what = "paused by hand"
+		}
+		return Skip{Route: rt.ID, Reason: what, Until: rs.Until}, false
+	}
+	return Skip{}, true
+}
+
+// hedgeable reports whether a hedge may start rt: never a scarce route, and
+// otherwise only one with plenty of today's requests left.
+func (w *walk) hedgeable(rt *config.Route) bool {
+	if rt.Scarce {
+		return false
+	}
+	if rt.Plentiful {
+		return true
+	}
+	if w.r.budget == nil {
+		return rt.Limits.RPD == 0 || rt.Limits.RPD > w.ch.HedgeMinDaily
+	}
+	left, err := w.r.budget.Left(w.parent, rt)
+	if err != nil {
+		return false
+	}
+	n, limited := left.DailyLeft()
+	return !limited || n > int64(w.ch.HedgeMinDaily)
+}

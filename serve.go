@@ -1,0 +1,356 @@
+package tollfree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/tollfree/tollfree/cache"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/route"
+)
+
+// This file is the request's flow (DESIGN.md, "How one request flows"), the
+// same for a Go program and for the HTTP API, which only decodes, calls
+// Serve or ServeStream, and encodes (issue 11: the library used to skip the
+// caller check, the cache and the fallback, and got an ExhaustedError where
+// an HTTP caller got the chain's fallback):
+//
+//  1. the caller check (caller limits; past the site's cap, a search
+//     answer or a refusal),
+//  2. the cache (a hit, or one call shared by identical requests),
+//  3. the routes (route.Router: failover, hedging, rests, budgets),
+//  4. the chain's fallback when no route could answer: a search answer or
+//     the fixed message, else the error.
+//
+// Each request is counted once by the observer (metrics, live statistics)
+// and each cache hit gets its call-log record, whoever asked.
+
+// Searcher answers a question from the content when no route can (seed 000:
+// "a plain keyword search over the same content answers instead").
+// *search.Index implements it.
+type Searcher interface {
+	Answer(query string) (text string, ok bool)
+}
+
+// Chat answers req on the named chain through the whole flow: the caller
+// limits (req.User is the caller), the cache, the routes and the chain's
+// fallback, exactly as the HTTP API does. The Answer says which of them
+// answered. A request nothing answered gets an error: an *ExhaustedError
+// (the chain's fallback is an error), a *CallerError or *TooLargeError
+// (the request's own fault), a *CallerLimitError, or the context's error.
+func (g *Gateway) Chat(ctx context.Context, chain string, req *Request) (*Answer, error) {
+	ch, err := g.chain(chain)
+	if err != nil {
+		return nil, err
+	}
+	return g.Serve(ctx, ch, Call{Request: req, Caller: Caller{ID: userOf(req)}})
+}
+
+// Stream answers req on the named chain as a stream, through the same flow
+// as Chat: a route's stream, a cached answer replayed, or the chain's
+// fallback. Close the stream when done with it.
+func (g *Gateway) Stream(ctx context.Context, chain string, req *Request) (*AnswerStream, error) {
+	ch, err := g.chain(chain)
+	if err != nil {
+		return nil, err
+	}
+	return g.ServeStream(ctx, ch, Call{Request: req, Caller: Caller{ID: userOf(req)}})
+}
+
+// Chain returns the plan's chain of that name: what Serve and ServeStream
+// take. The error wraps ErrUnknownChain.
+func (g *Gateway) Chain(name string) (*config.Chain, error) { return g.chain(name) }
+
+func (g *Gateway) chain(name string) (*config.Chain, error) {
+	if ch := g.plan.Chains[name]; ch != nil {
+		return ch, nil
+	}
+	return nil, fmt.Errorf("tollfree: %w %q; this gateway's chains are: %s", ErrUnknownChain, name, strings.Join(g.plan.ChainOrder, ", "))
+}
+
+func userOf(req *Request) string {
+	if req == nil {
+		return ""
+	}
+	return req.User
+}
+
+// Serve answers a call on the chain ch (Chain, or the plan's) through the
+// whole flow, as Chat does, with who asks and how given in full. The HTTP
+// API calls it for every non-streamed request.
+func (g *Gateway) Serve(ctx context.Context, ch *config.Chain, c Call) (*Answer, error) {
+	id, err := g.begin(ch, &c)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.admit(ctx, ch, &c); err != nil {
+		by, text, err := g.refused(ch, c.Request, err)
+		if err != nil {
+			return nil, err
+		}
+		return fallbackAnswer(by, text, id), nil
+	}
+	if key, ok := g.cacheKey(ch, &c); ok {
+		return g.serveCached(ctx, ch, c.Request, id, key)
+	}
+	start := g.clock.Now()
+	res, err := g.router.Chat(ctx, ch, id, c.Request)
+	if err != nil {
+		by, text, err := g.unanswered(ctx, ch, c.Request, err)
+		if err != nil {
+			return nil, err
+		}
+		return fallbackAnswer(by, text, id), nil
+	}
+	g.obs.Request(ch.Name, outcomeAnswered, g.clock.Now().Sub(start))
+	return &Answer{Response: *res.Response, ServedBy: ServedByRoute, Route: res.Route.ID, RequestID: id}, nil
+}
+
+// ServeStream answers a call on the chain ch as a stream, through the same
+// flow as Serve. The HTTP API calls it for every streamed request.
+func (g *Gateway) ServeStream(ctx context.Context, ch *config.Chain, c Call) (*AnswerStream, error) {
+	id, err := g.begin(ch, &c)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.admit(ctx, ch, &c); err != nil {
+		by, text, err := g.refused(ch, c.Request, err)
+		if err != nil {
+			return nil, err
+		}
+		return fallbackStream(by, text, id, false), nil
+	}
+	key, cacheable := g.cacheKey(ch, &c)
+	if cacheable {
+		if e, hit := g.cache.Get(ctx, key); hit {
+			g.recordHit(id, ch, e)
+			g.obs.Request(ch.Name, outcomeCached, 0)
+			return &AnswerStream{ChunkStream: replayEntry(e), ServedBy: ServedByCache, Route: g.routeID(e.Route), RequestID: id}, nil
+		}
+	}
+	rs, err := g.router.Stream(ctx, ch, id, c.Request)
+	if err != nil {
+		by, text, err := g.unanswered(ctx, ch, c.Request, err)
+		if err != nil {
+			return nil, err
+		}
+		return fallbackStream(by, text, id, cacheable), nil
+	}
+	s := &AnswerStream{ChunkStream: rs, ServedBy: ServedByRoute, Route: rs.Route.ID, RequestID: id, CacheMiss: cacheable}
+	if cacheable {
+		s.ChunkStream = &storingStream{RoutedStream: rs, cache: g.cache, key: key, ttl: ch.CacheTTL, ctx: context.WithoutCancel(ctx)}
+	}
+	return s, nil
+}
+
+// begin checks a call and returns its request id.
+func (g *Gateway) begin(ch *config.Chain, c *Call) (string, error) {
+	switch {
+	case ch == nil:
+		return "", fmt.Errorf("tollfree: no chain given (Gateway.Chain finds one by name): %w", ErrUnknownChain)
+	case c.Request == nil:
+		return "", errors.New("tollfree: the call has no request")
+	case len(c.Request.Messages) == 0:
+		return "", fmt.Errorf("tollfree: %w", llm.ErrNoMessages)
+	}
+	if c.ID != "" {
+		return c.ID, nil
+	}
+	return g.ids.Next(), nil
+}
+
+// admit applies the plan's caller limits (seed 000: a visitor gets 15
+// questions an hour and 40 a day; past the site's daily cap it answers by
+// search alone; seed 004: a reserve so the owner always gets through). It
+// returns nil when the request may go on, or the *CallerLimitError that
+// stops it. A caller without an id is held to the site's cap only. A store
+// that cannot answer lets the request through.
+func (g *Gateway) admit(ctx context.Context, ch *config.Chain, c *Call) error {
+	cl := g.plan.Callers
+	if cl == (config.Callers{}) {
+		return nil
+	}
+	lim := quota.CallerLimits{PerHour: cl.PerHour, PerDay: cl.PerDay, SiteDay: cl.SiteDay, Reserve: cl.Reserve}
+	if c.Caller.ID == "" {
+		lim.PerHour, lim.PerDay = 0, 0
+	}
+	ad, err := g.budget.Admit(ctx, c.Caller.ID, c.Caller.Owner, lim)
+	if err != nil {
+		g.logger.Warn("caller limits: the state store did not answer; letting the request through", "chain", ch.Name, "err", err)
+	}
+	if ad.OK {
+		return nil
+	}
+	return &quota.CallerLimitError{Limit: ad.Limit, Max: lim.Max(ad.Limit), RetryAt: ad.RetryAt}
+}
+
+// refused decides what a request the caller limits stopped gets: past the
+// site's cap, a chain with a search fallback answers by search alone; any
+// other refusal is returned as the error. It tells the observer.
+func (g *Gateway) refused(ch *config.Chain, req *llm.Request, err error) (ServedBy, string, error) {
+	var le *quota.CallerLimitError
+	if errors.As(err, &le) && le.Limit == "site day" {
+		if text, ok := g.searchAnswer(ch, req); ok {
+			g.obs.FallbackServed(ch.Name, "search")
+			g.obs.Request(ch.Name, outcomeFallback, 0)
+			return ServedByFallbackSearch, text, nil
+		}
+	}
+	g.obs.Request(ch.Name, outcomeRejected, 0)
+	return 0, "", err
+}
+
+// unanswered decides what a request no route answered gets: the chain's
+// fallback (a search answer, else its message) when every route was down,
+// else the error. It tells the observer how the request ended.
+func (g *Gateway) unanswered(ctx context.Context, ch *config.Chain, req *llm.Request, err error) (ServedBy, string, error) {
+	if ctx.Err() != nil {
+		g.obs.Request(ch.Name, outcomeCancelled, 0) // nobody is listening
+		return 0, "", err
+	}
+	var ce *route.CallerError
+	var tl *route.TooLargeError
+	var ex *route.ExhaustedError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &tl):
+		g.obs.Request(ch.Name, outcomeRejected, 0)
+	case errors.As(err, &ex):
+		if by, text, ok := g.fallback(ch, req); ok {
+			g.obs.FallbackServed(ch.Name, by.Fallback())
+			g.obs.Request(ch.Name, outcomeFallback, 0)
+			return by, text, nil
+		}
+		g.obs.FallbackServed(ch.Name, "error")
+		g.obs.Request(ch.Name, outcomeFailed, 0)
+	case errors.Is(err, context.Canceled):
+		g.obs.Request(ch.Name, outcomeCancelled, 0)
+	default:
+		g.logger.Error("chat failed", "chain", ch.Name, "err", err)
+		g.obs.Request(ch.Name, outcomeFailed, 0)
+	}
+	return 0, "", err
+}
+
+// fallback is the chain's own answer when every route is down: a search
+// over its content when that finds something, else its fixed message
+// (unless the chain's fallback is an error).
+func (g *Gateway) fallback(ch *config.Chain, req *llm.Request) (ServedBy, string, bool) {
+	if text, ok := g.searchAnswer(ch, req); ok {
+		return ServedByFallbackSearch, text, true
+	}
+	if ch.Fallback.Kind != config.FallbackError && ch.Fallback.Message != "" {
+		return ServedByFallbackMessage, ch.Fallback.Message, true
+	}
+	return 0, "", false
+}
+
+// searchAnswer asks the chain's content index, when its fallback is a
+// search, about the last user message.
+func (g *Gateway) searchAnswer(ch *config.Chain, req *llm.Request) (string, bool) {
+	if ch.Fallback.Kind != config.FallbackSearch {
+		return "", false
+	}
+	ix := g.search[ch.Name]
+	if ix == nil {
+		return "", false
+	}
+	return ix.Answer(lastUser(req))
+}
+
+// lastUser returns the text of the last user message: the question a
+// search fallback answers.
+func lastUser(req *llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+func fallbackAnswer(by ServedBy, text, id string) *Answer {
+	return &Answer{Response: Response{Content: text, FinishReason: "stop"}, ServedBy: by, RequestID: id}
+}
+
+// cacheKey says whether the response cache applies to this call, and its
+// key. A chain opts in with cache_ttl; a call opts out with NoCache.
+func (g *Gateway) cacheKey(ch *config.Chain, c *Call) (cache.Key, bool) {
+	if g.cache == nil || ch.CacheTTL <= 0 || c.NoCache {
+		return cache.Key{}, false
+	}
+	return cache.KeyFor(ch.Name, c.Request, ch.ContentVersion), true
+}
+
+// serveCached answers a non-streamed request through the cache: a hit costs
+// no call and no quota; identical requests in flight at once share one
+// upstream call.
+func (g *Gateway) serveCached(ctx context.Context, ch *config.Chain, req *llm.Request, id string, key cache.Key) (*Answer, error) {
+	start := g.clock.Now()
+	e, hit, shared, err := g.cache.Do(ctx, key, ch.CacheTTL, func(ctx context.Context) (*cache.Entry, bool, error) {
+		res, err := g.router.Chat(ctx, ch, id, req)
+		if err != nil {
+			return nil, false, err
+		}
+		resp := res.Response
+		return &cache.Entry{
+			Route: res.Route.ID, Content: resp.Content, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason,
+			ToolCalls: resp.ToolCalls, Usage: resp.Usage, UsageKnown: resp.UsageKnown,
+		}, true, nil
+	})
+	if err != nil {
+		by, text, err := g.unanswered(ctx, ch, req, err)
+		if err != nil {
+			return nil, err
+		}
+		a := fallbackAnswer(by, text, id)
+		a.CacheMiss = true
+		return a, nil
+	}
+	a := &Answer{Response: entryResponse(e), Route: g.routeID(e.Route), RequestID: id}
+	switch {
+	case hit:
+		a.ServedBy = ServedByCache
+	case shared:
+		a.ServedBy = ServedBySharedCall
+	default:
+		a.ServedBy, a.CacheMiss = ServedByRoute, true
+		g.obs.Request(ch.Name, outcomeAnswered, g.clock.Now().Sub(start))
+		return a, nil
+	}
+	g.recordHit(id, ch, e)
+	g.obs.Request(ch.Name, outcomeCached, 0)
+	return a, nil
+}
+
+// recordHit counts an answer that cost no call, and writes its call-log
+// record.
+func (g *Gateway) recordHit(id string, ch *config.Chain, e *cache.Entry) {
+	g.obs.CacheHit(ch.Name)
+	a := &route.Attempt{RequestID: id, Chain: ch.Name, Route: e.Route, Start: g.clock.Now(), Status: http.StatusOK, Class: failure.OK, Cached: true}
+	if rt := g.plan.Routes[e.Route]; rt != nil {
+		a.Provider, a.Model = rt.Provider.Name, rt.Model
+	}
+	g.router.Record(a)
+}
+
+// routeID is a cached entry's route, "" when the plan has no such route
+// any more.
+func (g *Gateway) routeID(id string) string {
+	if g.plan.Routes[id] == nil {
+		return ""
+	}
+	return id
+}
+
+func entryResponse(e *cache.Entry) Response {
+	return Response{
+		Content: e.Content, Reasoning: e.Reasoning, FinishReason: e.FinishReason,
+		ToolCalls: e.ToolCalls, Usage: e.Usage, UsageKnown: e.UsageKnown,
+	}
+}
