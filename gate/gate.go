@@ -6,6 +6,11 @@
 // refused at once with ErrBusy, which the server answers 503 with
 // Retry-After.
 //
+// The owner (issue 12: "an owner who always gets through") enters with
+// EnterAhead: it waits ahead of every other request and a full queue does
+// not turn it away, so a crowd of visitors cannot keep it out; it still
+// waits for a turn, so it cannot push the gateway past its cap either.
+//
 // The cap is per instance: it guards this process's connections and the
 // providers from one instance's burst. Limits that every instance must
 // agree on (requests per caller, the site's day) are counted in the shared
@@ -16,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,9 +59,10 @@ type Gate struct {
 	wait       time.Duration
 	clock      clock.Clock
 
-	mu       sync.Mutex // guards inFlight and waiters
+	mu       sync.Mutex // guards inFlight, waiters and ahead
 	inFlight int
-	waiters  []*waiter // in arrival order
+	waiters  []*waiter // those entered ahead first, each group in arrival order
+	ahead    int       // how many of waiters entered ahead
 }
 
 // waiter is one request waiting for a turn. ready is closed, and granted
@@ -63,6 +70,7 @@ type Gate struct {
 type waiter struct {
 	ready   chan struct{}
 	granted bool
+	ahead   bool
 }
 
 // New returns a Gate.
@@ -87,19 +95,35 @@ func New(o Options) *Gate {
 // error wrapping ErrBusy when the queue is full or the wait ran out, and
 // ctx's error when ctx ends first (a caller that went away).
 func (g *Gate) Enter(ctx context.Context) (leave func(), err error) {
+	return g.enter(ctx, false)
+}
+
+// EnterAhead is Enter for the owner: it waits ahead of every request that
+// came by Enter (behind those that came by EnterAhead before it), and is
+// never refused for a full queue, only when its wait runs out.
+func (g *Gate) EnterAhead(ctx context.Context) (leave func(), err error) {
+	return g.enter(ctx, true)
+}
+
+func (g *Gate) enter(ctx context.Context, ahead bool) (leave func(), err error) {
 	g.mu.Lock()
 	if g.inFlight < g.max && len(g.waiters) == 0 {
 		g.inFlight++
 		g.mu.Unlock()
 		return g.leaver(), nil
 	}
-	if len(g.waiters) >= g.queue {
+	if !ahead && len(g.waiters)-g.ahead >= g.queue {
 		in, waiting := g.inFlight, len(g.waiters)
 		g.mu.Unlock()
 		return nil, fmt.Errorf("gate: %d requests in and %d waiting: %w", in, waiting, ErrBusy)
 	}
-	w := &waiter{ready: make(chan struct{})}
-	g.waiters = append(g.waiters, w)
+	w := &waiter{ready: make(chan struct{}), ahead: ahead}
+	if ahead {
+		g.waiters = slices.Insert(g.waiters, g.ahead, w)
+		g.ahead++
+	} else {
+		g.waiters = append(g.waiters, w)
+	}
 	g.mu.Unlock()
 
 	t := g.clock.NewTimer(g.wait)
@@ -122,10 +146,10 @@ func (g *Gate) Enter(ctx context.Context) (leave func(), err error) {
 		}
 		return g.leaver(), nil
 	}
-	for i, x := range g.waiters {
-		if x == w {
-			g.waiters = append(g.waiters[:i], g.waiters[i+1:]...)
-			break
+	if i := slices.Index(g.waiters, w); i >= 0 {
+		g.waiters = slices.Delete(g.waiters, i, i+1)
+		if w.ahead {
+			g.ahead--
 		}
 	}
 	g.mu.Unlock()
@@ -150,6 +174,9 @@ func (g *Gate) leave() {
 		w := g.waiters[0]
 		g.waiters[0] = nil
 		g.waiters = g.waiters[1:]
+		if w.ahead {
+			g.ahead--
+		}
 		w.granted = true
 		close(w.ready)
 		return

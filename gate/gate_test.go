@@ -186,3 +186,66 @@ func TestGateDefaults(t *testing.T) {
 		t.Errorf("defaults = %d, %d, %s", g.max, g.queue, g.wait)
 	}
 }
+
+// TestGateOwnerAhead: the owner waits ahead of the visitors already
+// queued, and is not refused for a full queue.
+func TestGateOwnerAhead(t *testing.T) {
+	clk := clock.NewFake(t0)
+	g := New(Options{Max: 1, Queue: 1, Wait: 2 * time.Second, Clock: clk})
+	leave := mustEnter(t, g)
+	visitor := enterAsync(context.Background(), g)
+	waitFor(t, clk, 1)
+	if _, err := g.Enter(context.Background()); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a visitor with the queue full: %v, want ErrBusy", err)
+	}
+	owner := make(chan entry, 1)
+	go func() {
+		leave, err := g.EnterAhead(context.Background())
+		owner <- entry{leave, err}
+	}()
+	waitFor(t, clk, 2)
+	if in, waiting := g.Load(); in != 1 || waiting != 2 {
+		t.Errorf("load = %d in, %d waiting; want 1, 2", in, waiting)
+	}
+	leave()
+	o := recv(t, owner)
+	if o.err != nil {
+		t.Fatalf("the owner: %v", o.err)
+	}
+	select {
+	case <-visitor:
+		t.Fatal("the visitor got the turn the owner was waiting for")
+	default:
+	}
+	o.leave()
+	v := recv(t, visitor)
+	if v.err != nil {
+		t.Fatalf("the visitor after the owner: %v", v.err)
+	}
+	v.leave()
+	if in, waiting := g.Load(); in != 0 || waiting != 0 || g.ahead != 0 {
+		t.Errorf("load after every request left = %d in, %d waiting, %d ahead", in, waiting, g.ahead)
+	}
+}
+
+// TestGateOwnerWaitRunsOut: an owner whose wait ran out leaves the queue
+// and its place ahead.
+func TestGateOwnerWaitRunsOut(t *testing.T) {
+	clk := clock.NewFake(t0)
+	g := New(Options{Max: 1, Queue: 1, Wait: 2 * time.Second, Clock: clk})
+	leave := mustEnter(t, g)
+	owner := make(chan entry, 1)
+	go func() {
+		leave, err := g.EnterAhead(context.Background())
+		owner <- entry{leave, err}
+	}()
+	waitFor(t, clk, 1)
+	clk.Advance(2 * time.Second)
+	if o := recv(t, owner); !errors.Is(o.err, ErrBusy) {
+		t.Fatalf("the owner after its wait: %v, want ErrBusy", o.err)
+	}
+	if _, waiting := g.Load(); waiting != 0 || g.ahead != 0 {
+		t.Errorf("%d waiting, %d ahead after the owner left", waiting, g.ahead)
+	}
+	leave()
+}
