@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -102,6 +103,7 @@ func (e *LimitError) Error() string {
 type Pass struct {
 	release []state.Spend // concurrent counts, Amount -1 each
 	tokens  []state.Spend // tokens-per-day windows, Amount as counted
+	counted []state.Spend // every other count Enter made, for Refund
 	done    atomic.Bool
 }
 
@@ -182,6 +184,8 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 			p.release = append(p.release, sp)
 		case c.tokens:
 			p.tokens = append(p.tokens, e.spends[i])
+		default:
+			p.counted = append(p.counted, e.spends[i])
 		}
 	}
 	return p, nil
@@ -286,6 +290,29 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	}
 	if err := b.store.Add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: leave: %w", err)
+	}
+	return nil
+}
+
+// Refund ends p as if its request had never come: every count Enter made
+// for it is given back, its tokens and its place in the site's day too.
+// The gateway refunds a request it let through but then could not take
+// (busy, gate.ErrBusy): the caller did not get an answer, so it should not
+// lose one. A nil p, or a p already given back, does nothing.
+func (b *Book) Refund(ctx context.Context, p *Pass) error {
+	if p == nil || !p.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	adds := slices.Clone(p.release)
+	for _, sp := range append(slices.Clone(p.counted), p.tokens...) {
+		sp.Amount, sp.Limit = -sp.Amount, 0
+		adds = append(adds, sp)
+	}
+	if len(adds) == 0 {
+		return nil
+	}
+	if err := b.store.Add(ctx, adds); err != nil {
+		return fmt.Errorf("quota: refund: %w", err)
 	}
 	return nil
 }

@@ -82,6 +82,29 @@ var askScenarios = []struct {
 	{"burst without mute", scenarioBurstNoMute},
 	{"chain and key scopes", scenarioScopes},
 	{"site cap and owner's reserve", scenarioSiteReserve},
+	{"refund", scenarioRefund},
+}
+
+// scenarioRefund: a request let through and then refunded (the gateway
+// was too busy to take it) counts nowhere: not in the hour, the burst,
+// the requests in flight, the tokens or the site's day.
+func scenarioRefund(r *askRig) {
+	v := Ask{Caller: "v", Chain: "answer", ChainLimits: config.CallerLimits{PerDay: 1}, Tokens: 600, SiteDay: 2,
+		Limits: config.CallerLimits{PerHour: 1, TokensDay: 1000, Concurrent: 1, Burst: config.Burst{Count: 1, Within: time.Minute, Mute: time.Hour}}}
+	for i := range 3 {
+		p := r.pass(fmt.Sprintf("asked and refunded, %d", i+1), v)
+		if err := r.book().Refund(context.Background(), p); err != nil {
+			r.t.Fatalf("Refund: %v", err)
+		}
+		r.leave(p, 0, true) // after a Refund, Leave gives back nothing more
+	}
+	// Each limit above is 1 (the tokens' 1000 holds one estimate): had a
+	// refund left any count behind, this would be refused.
+	p := r.pass("asked and kept", v)
+	r.leave(p, 600, true)
+	r.refused("the next, past the burst", v, "caller burst", 66*time.Minute)
+	r.pass("another caller: the site has one left", Ask{Caller: "w", SiteDay: 2})
+	r.refused("a third: the site's two are spent", Ask{Caller: "x", SiteDay: 2}, "site day", 24*time.Hour)
 }
 
 // scenarioHourDay: seed 000, each visitor 15 questions an hour and 40 a

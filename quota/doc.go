@@ -2,9 +2,9 @@
 // provider and a caller may still spend. The router asks it before every
 // attempt (Reserve), tells it what the attempt really used (Settle) and what
 // the provider's rate-limit headers said (Observe); the server asks it
-// whether a caller may ask at all (Enter, given back by Leave; Admit is
-// its older, narrower form, to be retired once the request path calls
-// Enter). It keeps no counts of its own: every
+// whether a caller may ask at all (Enter, given back by Leave, or by
+// Refund when the gateway could not take the request after all). It
+// keeps no counts of its own: every
 // count lives in a state.Store, so a restart or a second instance sees the
 // same budgets, and every check-and-spend is one atomic Store.Spend.
 //
