@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 )
 
@@ -23,6 +25,10 @@ var (
 	// ErrUnknownKey: the request's bearer token is no key of this gateway.
 	ErrUnknownKey = errors.New("unknown key: the bearer token is not a key of this gateway")
 )
+
+// ErrChainNotAllowed is wrapped by the error for a caller asking for a
+// chain its key may not use (config gateway_keys chains); answered 403.
+var ErrChainNotAllowed = errors.New("this key may not use the chain")
 
 // Source says how a caller was identified.
 type Source int
@@ -111,6 +117,7 @@ const maxUser = 256
 // and safe for concurrent use.
 type Resolver struct {
 	keys     map[[sha256.Size]byte]*entry
+	byName   map[string]*entry // the same entries, by Identity.Key
 	open     bool // no keys: visitors may call
 	proxies  []netip.Prefix
 	header   string
@@ -139,6 +146,7 @@ func New(p *config.Plan, clk clock.Clock) *Resolver {
 	}
 	r := &Resolver{
 		keys:    make(map[[sha256.Size]byte]*entry, len(p.Keys)+1),
+		byName:  make(map[string]*entry, len(p.Keys)+1),
 		open:    len(p.Keys) == 0,
 		proxies: slices.Clone(p.ClientAddress.TrustedProxies),
 		header:  p.ClientAddress.Header,
@@ -173,7 +181,8 @@ func New(p *config.Plan, clk clock.Clock) *Resolver {
 
 func (r *Resolver) add(value string, id Identity) {
 	d := sha256.Sum256([]byte(value))
-	r.keys[d] = &entry{digest: d, id: id}
+	e := &entry{digest: d, id: id}
+	r.keys[d], r.byName[id.Key] = e, e
 }
 
 // Identify returns who sent req: the key or admin token it bears, else a
@@ -194,6 +203,44 @@ func (r *Resolver) Identify(req *http.Request) (Identity, error) {
 		return Identity{}, ErrNoKey
 	}
 	return r.visitorOf(req), nil
+}
+
+// Caller is the llm.Caller the gateway is handed for id: its ID, key name
+// and whether it is the owner. Of turns it back into id.
+func (id Identity) Caller() llm.Caller {
+	return llm.Caller{ID: id.ID, Key: id.Key, Owner: id.Owner}
+}
+
+// Of returns the Identity of a caller as the gateway is handed it (the
+// HTTP API's Identity.Caller, or a Go program's own llm.Caller): for a
+// Key, that key's chains and limits (AdminKey is the owner), counted on
+// c.ID when set, else on the key's own ID; without a Key, a visitor with
+// the callers: limits, or, without an ID either, held to the site's cap
+// alone. c.Owner makes any caller the owner. A Key that names no key of
+// the plan is an error wrapping ErrUnknownKey.
+func (r *Resolver) Of(c llm.Caller) (Identity, error) {
+	if c.Key == "" {
+		id := Identity{ID: c.ID, Owner: c.Owner, Source: FromAddress}
+		if c.ID != "" {
+			id.Limits = r.limits
+		}
+		return id, nil
+	}
+	e := r.byName[c.Key]
+	if e == nil {
+		if c.Key != AdminKey {
+			return Identity{}, fmt.Errorf("caller: no gateway key is named %q: %w", c.Key, ErrUnknownKey)
+		}
+		// A program names the owner without an admin token configured.
+		e = &entry{id: Identity{Key: AdminKey, ID: "owner:admin token", Owner: true, Source: FromAdminToken}}
+	}
+	id := e.id
+	if c.ID != "" {
+		id.ID = c.ID
+	}
+	id.Owner = id.Owner || c.Owner
+	id.narrow = false
+	return id, nil
 }
 
 // bearer returns the token of an Authorization header "Bearer <token>"
