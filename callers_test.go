@@ -10,6 +10,7 @@ import (
 
 const callerChains = `
 admin_token: ${TOLLFREE_ADMIN_TOKEN}
+trusted_proxies: [127.0.0.1]
 callers: {per_hour: 3, per_day: 5, site_day: 8, reserve: 2}
 chains:
   site:
@@ -24,6 +25,7 @@ func (h *harness) askAs(caller, auth, question string) reply {
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"site","user":"`+caller+`","messages":[{"role":"user","content":"`+question+`"}]}`))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", visitorAddr(caller)) // the user field names no one
 	if auth != "" {
 		req.Header.Set("Authorization", "Bearer "+auth)
 	}

@@ -118,7 +118,7 @@ const maxUser = 256
 type Resolver struct {
 	keys     map[[sha256.Size]byte]*entry
 	byName   map[string]*entry // the same entries, by Identity.Key
-	open     bool // no keys: visitors may call
+	open     bool              // no keys: visitors may call
 	proxies  []netip.Prefix
 	header   string
 	visitor  *signer // nil: visitor ids are off
@@ -305,7 +305,9 @@ func (r *Resolver) Ask(id Identity, ch *config.Chain, tokens int) quota.Ask {
 		SiteDay: r.siteDay, Reserve: r.reserve, Tokens: tokens,
 		Lease: max(quota.DefaultLease, 2*r.maxLease),
 	}
-	if ch != nil {
+	if ch != nil && id.ID != "" {
+		// A call without an id is held to the site's cap alone, not to
+		// one chain count shared by every such call.
 		a.Chain, a.ChainLimits = ch.Name, ch.Callers
 	}
 	if !id.KeyLimits.IsZero() {

@@ -81,10 +81,11 @@
 // # Store failures
 //
 // A budget is a courtesy to the provider, not a safety property: when the
-// Store cannot be reached, Reserve and Admit return an error wrapping the
+// Store cannot be reached, Reserve and Enter return an error wrapping the
 // Store's (errors.Is(err, state.ErrUnavailable)) and the router treats the
-// route as allowed, so Redis going away never stops an answer. A refused
-// budget is always a *SpentError, never a Store error.
+// route as allowed, the gateway the caller, so Redis going away never
+// stops an answer. A refused budget is always a *SpentError, a refused
+// caller a *LimitError, never a Store error.
 //
 // # Token estimate
 //
