@@ -175,9 +175,11 @@ func (p *pair) next() *stack {
 	return s
 }
 
+// send sends a and returns the reply; a request left waiting on the fake
+// clock (one a limit should have refused) fails the test, bounded.
 func (p *pair) send(a ask) reply {
 	p.t.Helper()
-	return send(p.t, p.next().srv.URL, a)
+	return await(p.t, "a request", p.sendAsync(a))
 }
 
 func (p *pair) sendAsync(a ask) <-chan reply { return sendAsync(p.next().srv.URL, a) }
