@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/quota"
 )
@@ -70,6 +72,12 @@ func TestLibraryCallerCheck(t *testing.T) {
 // once, and does not count against its caller's limits. The owner waits
 // ahead of the visitors already queued.
 func TestGatewayBusy(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { // runs last, after the gateway shut down
+		if err := goleak.Find(leaks); err != nil {
+			t.Errorf("goroutines left after shutdown: %v", err)
+		}
+	})
 	const wait = 7 * time.Minute // the queue's wait: no other timer is this long
 	cfg := behindProxy + "admin_token: ${TOLLFREE_ADMIN_TOKEN}\nserver: {max_requests: 1, queue_length: 1, queue_wait: 7m}\ncallers: {per_hour: 2}\n" + fairChains
 	s := startStackWith(t, stackOptions{config: cfg, env: fairEnv, latency: map[string]time.Duration{"groq/llama-3.1-8b-instant": 30 * time.Second}})

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/tollfree/tollfree/emulator"
 )
 
@@ -148,6 +150,12 @@ func TestLimitConcurrent(t *testing.T) {
 // ends, breaks, or its caller goes away, whichever way the answer ends,
 // and never longer: a slot that leaked would refuse the next request.
 func TestLimitConcurrentStreams(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { // runs last, after both gateways shut down
+		if err := goleak.Find(leaks); err != nil {
+			t.Errorf("goroutines left after shutdown: %v", err)
+		}
+	})
 	p := newPair(t, behindProxy+"callers: {concurrent: 1}\n"+fairChains, fairEnv, nil)
 	a := ask{from: visitorAddr("a")}
 	st := a
