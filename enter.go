@@ -55,8 +55,13 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 	pass, err := g.budget.Enter(ctx, g.callers.Ask(who, ch, quota.RequestTokens(c.Request, nil)))
 	if err != nil {
 		var le *quota.LimitError
-		if errors.As(err, &le) {
+		switch {
+		case errors.As(err, &le):
 			return nil, err
+		case ctx.Err() != nil:
+			// Gone while it was counted: nobody is listening.
+			g.refund(ctx, ch, pass)
+			return nil, ctx.Err()
 		}
 		g.logger.Warn("caller limits: the state store did not answer; letting the request through", "chain", ch.Name, "err", err)
 	}
@@ -66,12 +71,18 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 	}
 	leave, err := enterGate(ctx)
 	if err != nil {
-		if rerr := g.budget.Refund(context.WithoutCancel(ctx), pass); rerr != nil {
-			g.logger.Warn("caller limits: could not give back a request the gateway was too busy to take", "chain", ch.Name, "err", rerr)
-		}
+		g.refund(ctx, ch, pass)
 		return nil, fmt.Errorf("tollfree: %w", err)
 	}
 	return &turn{g: g, ctx: context.WithoutCancel(ctx), pass: pass, leave: leave}, nil
+}
+
+// refund gives back what the caller limits counted for a request that was
+// let through but never worked on.
+func (g *Gateway) refund(ctx context.Context, ch *config.Chain, pass *quota.Pass) {
+	if err := g.budget.Refund(context.WithoutCancel(ctx), pass); err != nil {
+		g.logger.Warn("caller limits: could not give back a request the gateway did not take", "chain", ch.Name, "err", err)
+	}
 }
 
 // end ends the turn once: the gateway's turn goes to the next request, and
