@@ -53,8 +53,8 @@ func (s *Server) identify(w http.ResponseWriter, r *http.Request) (who caller.Id
 
 // issueVisitor gives a visitor counted by its address, and let through, a
 // visitor id signed by the gateway (config visitor_ids): a cookie for a
-// browser, and the same token in X-Tollfree-Visitor for an app to send
-// back in that header. Only such a request gets one, so that an address
+// browser, and the same token in the visitor header (visitor_ids.header,
+// X-Tollfree-Visitor by default) for an app to send back in it. Only such a request gets one, so that an address
 // mints ids no faster than its own limits let it ask.
 func (s *Server) issueVisitor(w http.ResponseWriter, r *http.Request, who caller.Identity) {
 	if who.Source != caller.FromAddress || !s.callers.VisitorIDs() {
