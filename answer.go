@@ -1,6 +1,8 @@
 package tollfree
 
 import (
+	"github.com/tollfree/tollfree/caller"
+	"github.com/tollfree/tollfree/gate"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
@@ -62,14 +64,23 @@ type (
 	// no route could continue: the text so far is incomplete.
 	BrokenError = route.BrokenError
 	// CallerLimitError says that the caller (or the whole site) has asked
-	// all the questions its limits allow for now; RetryAt says when to
-	// come back.
-	CallerLimitError = quota.CallerLimitError
+	// all its limits allow for now: which limit (Scope and Kind: "caller
+	// hour", "site day", "chain burst"...), its value, and RetryAt, when
+	// to come back. It is quota.LimitError.
+	CallerLimitError = quota.LimitError
 )
 
 // ErrUnknownChain is wrapped by the error for a chain name the plan does
 // not have.
 var ErrUnknownChain = route.ErrUnknownChain
+
+// ErrChainNotAllowed is wrapped by the error for a call on a chain its
+// caller's gateway key may not use (config gateway_keys chains).
+var ErrChainNotAllowed = caller.ErrChainNotAllowed
+
+// ErrBusy is wrapped by the error for a call the gateway had no turn for:
+// server.max_requests were in, and the queue was full or the wait ran out.
+var ErrBusy = gate.ErrBusy
 
 // Clock is what Options.Clock takes: the time every deadline, rest, hedge
 // delay and budget window is measured on. A program outside this module can

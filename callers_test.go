@@ -10,6 +10,7 @@ import (
 
 const callerChains = `
 admin_token: ${TOLLFREE_ADMIN_TOKEN}
+trusted_proxies: [127.0.0.1]
 callers: {per_hour: 3, per_day: 5, site_day: 8, reserve: 2}
 chains:
   site:
@@ -24,6 +25,7 @@ func (h *harness) askAs(caller, auth, question string) reply {
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"site","user":"`+caller+`","messages":[{"role":"user","content":"`+question+`"}]}`))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", visitorAddr(caller)) // the user field names no one
 	if auth != "" {
 		req.Header.Set("Authorization", "Bearer "+auth)
 	}
@@ -48,7 +50,7 @@ func (h *harness) askAs(caller, auth, question string) reply {
 // the site's cap the chain answers by search alone; the owner always gets
 // through on the reserve (seeds 000 and 004).
 func TestCallerLimits(t *testing.T) {
-	h := newHarnessEnv(t, callerChains, map[string]string{"TOLLFREE_ADMIN_TOKEN": "admin-secret-1"})
+	h := newHarnessEnv(t, callerChains, map[string]string{"TOLLFREE_ADMIN_TOKEN": "admin-secret-0123456789"})
 	for i := 0; i < 3; i++ {
 		if r := h.askAs("visitor-a", "", "What projects are there?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "" {
 			t.Fatalf("question %d: %d %s", i+1, r.status, r.body)
@@ -82,7 +84,7 @@ func TestCallerLimits(t *testing.T) {
 		t.Error("a provider was called past the site's cap")
 	}
 	// The owner still gets a model's answer.
-	if r := h.askAs("owner", "admin-secret-1", "What projects are there?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "" {
+	if r := h.askAs("owner", "admin-secret-0123456789", "What projects are there?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "" {
 		t.Fatalf("owner: %d fallback=%q %s", r.status, r.header.Get("X-Tollfree-Fallback"), r.body)
 	}
 }

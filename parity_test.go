@@ -23,6 +23,7 @@ import (
 // parityConfig has one chain per way a request can end. Each visitor may
 // ask one question an hour.
 const parityConfig = `
+trusted_proxies: [127.0.0.1]
 callers: {per_hour: 1}
 chains:
   answer:
@@ -149,7 +150,7 @@ func TestLibraryAndServerAgree(t *testing.T) {
 }
 
 // askLibrary asks through Gateway.Chat or Gateway.Stream, with the user as
-// the request's user (the caller, as the HTTP API takes it too).
+// the request's user (a Go program's caller).
 func askLibrary(t *testing.T, s *stack, q question, stream bool) ending {
 	t.Helper()
 	req := &tollfree.Request{User: q.user, Messages: []tollfree.Message{{Role: "user", Content: q.text}}}
@@ -194,12 +195,16 @@ func libraryError(err error) ending {
 	return ending{Err: "other: " + err.Error()}
 }
 
-// askHTTP asks through the HTTP API, as an OpenAI client would.
+// askHTTP asks through the HTTP API, as an OpenAI client would, from the
+// user's own address behind a trusted proxy.
 func askHTTP(t *testing.T, s *stack, q question, stream bool) ending {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"model": q.chain, "user": q.user, "stream": stream,
 		"messages": []map[string]string{{"role": "user", "content": q.text}}})
-	resp, err := http.Post(s.srv.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", visitorAddr(q.user)) // the user field names no one
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

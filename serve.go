@@ -21,8 +21,9 @@ import (
 // caller check, the cache and the fallback, and got an ExhaustedError where
 // an HTTP caller got the chain's fallback):
 //
-//  1. the caller check (caller limits; past the site's cap, a search
-//     answer or a refusal),
+//  1. the caller check (enter.go: the key's chains, the caller limits,
+//     the gateway's cap; past the site's cap, a search answer or a
+//     refusal), whose turn ends once the answer is over,
 //  2. the cache (a hit, or one call shared by identical requests),
 //  3. the routes (route.Router: failover, hedging, rests, budgets),
 //  4. the chain's fallback when no route could answer: a search answer or
@@ -39,11 +40,14 @@ type Searcher interface {
 }
 
 // Chat answers req on the named chain through the whole flow: the caller
-// limits (req.User is the caller), the cache, the routes and the chain's
-// fallback, exactly as the HTTP API does. The Answer says which of them
-// answered. A request nothing answered gets an error: an *ExhaustedError
-// (the chain's fallback is an error), a *CallerError or *TooLargeError
-// (the request's own fault), a *CallerLimitError, or the context's error.
+// limits (req.User is the caller, a visitor with the callers: limits: the
+// program decides who asks; Serve takes a key's caller), the cache, the
+// routes and the chain's fallback, exactly as the HTTP API does. The
+// Answer says which of them answered. A request nothing answered gets an
+// error: an *ExhaustedError (the chain's fallback is an error), a
+// *CallerError or *TooLargeError (the request's own fault), a
+// *CallerLimitError, one wrapping ErrBusy (the gateway at its cap), or the
+// context's error.
 func (g *Gateway) Chat(ctx context.Context, chain string, req *Request) (*Answer, error) {
 	ch, err := g.chain(chain)
 	if err != nil {
@@ -89,14 +93,27 @@ func (g *Gateway) Serve(ctx context.Context, ch *config.Chain, c Call) (*Answer,
 	if err != nil {
 		return nil, err
 	}
-	if err := g.admit(ctx, ch, &c); err != nil {
-		by, text, err := g.refused(ch, c.Request, err)
+	t, err := g.enter(ctx, ch, &c)
+	if err != nil {
+		by, text, err := g.refused(ctx, ch, c.Request, err)
 		if err != nil {
 			return nil, err
 		}
 		return fallbackAnswer(by, text, id), nil
 	}
-	if key, ok := g.cacheKey(ch, &c); ok {
+	a, err := g.answer(ctx, ch, &c, id)
+	if err != nil {
+		t.end(0, false) // the estimate stands: attempts may have spent it
+		return nil, err
+	}
+	t.end(spent(a.ServedBy, a.Usage, a.UsageKnown))
+	return a, nil
+}
+
+// answer is Serve past the caller check: the cache, the routes, the
+// chain's fallback.
+func (g *Gateway) answer(ctx context.Context, ch *config.Chain, c *Call, id string) (*Answer, error) {
+	if key, ok := g.cacheKey(ch, c); ok {
 		return g.serveCached(ctx, ch, c.Request, id, key)
 	}
 	start := g.clock.Now()
@@ -113,20 +130,34 @@ func (g *Gateway) Serve(ctx context.Context, ch *config.Chain, c Call) (*Answer,
 }
 
 // ServeStream answers a call on the chain ch as a stream, through the same
-// flow as Serve. The HTTP API calls it for every streamed request.
+// flow as Serve. The HTTP API calls it for every streamed request. The
+// caller's turn (its requests in flight, the gateway's cap) ends when the
+// stream does, or when it is closed: close it.
 func (g *Gateway) ServeStream(ctx context.Context, ch *config.Chain, c Call) (*AnswerStream, error) {
 	id, err := g.begin(ch, &c)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.admit(ctx, ch, &c); err != nil {
-		by, text, err := g.refused(ch, c.Request, err)
+	t, err := g.enter(ctx, ch, &c)
+	if err != nil {
+		by, text, err := g.refused(ctx, ch, c.Request, err)
 		if err != nil {
 			return nil, err
 		}
 		return fallbackStream(by, text, id, false), nil
 	}
-	key, cacheable := g.cacheKey(ch, &c)
+	as, err := g.answerStream(ctx, ch, &c, id)
+	if err != nil {
+		t.end(0, false)
+		return nil, err
+	}
+	as.ChunkStream = &endingStream{ChunkStream: as.ChunkStream, turn: t, by: as.ServedBy}
+	return as, nil
+}
+
+// answerStream is ServeStream past the caller check.
+func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, id string) (*AnswerStream, error) {
+	key, cacheable := g.cacheKey(ch, c)
 	if cacheable {
 		if e, hit := g.cache.Get(ctx, key); hit {
 			g.recordHit(id, ch, e)
@@ -165,42 +196,21 @@ func (g *Gateway) begin(ch *config.Chain, c *Call) (string, error) {
 	return g.ids.Next(), nil
 }
 
-// admit applies the plan's caller limits (seed 000: a visitor gets 15
-// questions an hour and 40 a day; past the site's daily cap it answers by
-// search alone; seed 004: a reserve so the owner always gets through). It
-// returns nil when the request may go on, or the *CallerLimitError that
-// stops it. A caller without an id is held to the site's cap only. A store
-// that cannot answer lets the request through.
-func (g *Gateway) admit(ctx context.Context, ch *config.Chain, c *Call) error {
-	cl := g.plan.Callers
-	if cl == (config.Callers{}) {
-		return nil
-	}
-	lim := quota.CallerLimits{PerHour: cl.PerHour, PerDay: cl.PerDay, SiteDay: cl.SiteDay, Reserve: cl.Reserve}
-	if c.Caller.ID == "" {
-		lim.PerHour, lim.PerDay = 0, 0
-	}
-	ad, err := g.budget.Admit(ctx, c.Caller.ID, c.Caller.Owner, lim)
-	if err != nil {
-		g.logger.Warn("caller limits: the state store did not answer; letting the request through", "chain", ch.Name, "err", err)
-	}
-	if ad.OK {
-		return nil
-	}
-	return &quota.CallerLimitError{Limit: ad.Limit, Max: lim.Max(ad.Limit), RetryAt: ad.RetryAt}
-}
-
-// refused decides what a request the caller limits stopped gets: past the
-// site's cap, a chain with a search fallback answers by search alone; any
-// other refusal is returned as the error. It tells the observer.
-func (g *Gateway) refused(ch *config.Chain, req *llm.Request, err error) (ServedBy, string, error) {
-	var le *quota.CallerLimitError
-	if errors.As(err, &le) && le.Limit == "site day" {
+// refused decides what a request the caller check stopped gets: past the
+// site's cap, a chain with a search fallback answers by search alone (seed
+// 000); any other refusal is returned as the error. It tells the observer.
+func (g *Gateway) refused(ctx context.Context, ch *config.Chain, req *llm.Request, err error) (ServedBy, string, error) {
+	var le *quota.LimitError
+	if errors.As(err, &le) && le.Scope == quota.ScopeSite {
 		if text, ok := g.searchAnswer(ch, req); ok {
 			g.obs.FallbackServed(ch.Name, "search")
 			g.obs.Request(ch.Name, outcomeFallback, 0)
 			return ServedByFallbackSearch, text, nil
 		}
+	}
+	if ctx.Err() != nil {
+		g.obs.Request(ch.Name, outcomeCancelled, 0) // gone while it waited for a turn
+		return 0, "", err
 	}
 	g.obs.Request(ch.Name, outcomeRejected, 0)
 	return 0, "", err

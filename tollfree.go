@@ -26,7 +26,8 @@
 // the route, and the request id of the call log. Gateway.Stream answers as
 // an AnswerStream (a route's stream, a cached answer replayed, or the
 // fallback); Gateway.Serve and ServeStream take a Call, which also says
-// who asks (Caller, for the caller limits) and may skip the cache.
+// who asks (Caller: an id, a gateway key by name, the owner; for the
+// caller limits) and may skip the cache.
 //
 // The types a program needs are here (Request, Answer, AnswerStream,
 // Clock...): aliases of package llm's, which the HTTP API speaks too.
@@ -45,8 +46,10 @@ import (
 	"sync"
 
 	"github.com/tollfree/tollfree/cache"
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/gate"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/internal/reqid"
@@ -101,6 +104,8 @@ type Gateway struct {
 	plan    *config.Plan
 	router  *route.Router
 	budget  *quota.Book
+	callers *caller.Resolver // who is calling (issue 12)
+	gate    *gate.Gate       // the gateway's cap on requests at once
 	store   state.Store
 	own     *memstore.Store // closed by Close when the gateway opened it
 	log     *calllog.Writer
@@ -150,6 +155,9 @@ func New(o Options) (*Gateway, error) {
 		g.store = scrubStore{Store: g.store, set: secrets}
 	}
 	g.budget = quota.New(quota.Options{Store: g.store, Clock: o.Clock})
+	g.callers = caller.New(o.Plan, o.Clock)
+	sv := o.Plan.Server
+	g.gate = gate.New(gate.Options{Max: sv.MaxRequests, Queue: sv.QueueLength, Wait: sv.QueueWait, Clock: o.Clock})
 	var recs multiRecorder
 	if o.CallLog != nil {
 		g.log = o.CallLog
@@ -211,7 +219,7 @@ func New(o Options) (*Gateway, error) {
 		}
 		extra[p] = h
 	}
-	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Gateway: g, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: g.health(o.Health)})
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Gateway: g, Callers: g.callers, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: g.health(o.Health)})
 	g.served = g.handler
 	if secrets.Len() > 0 {
 		g.served = scrubHandler{next: g.handler, set: secrets}

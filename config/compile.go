@@ -108,15 +108,13 @@ func defaultCanonical(id string) string {
 func (l *loader) compile() *Plan {
 	f := &l.f
 	p := &Plan{
-		Listen:     f.Listen,
-		DataDir:    f.DataDir,
-		Providers:  map[string]*Provider{},
-		Routes:     map[string]*Route{},
-		Chains:     map[string]*Chain{},
-		CallLog:    f.CallLog,
-		AdminToken: f.AdminToken.Value,
-		Redis:      f.Redis,
-		Callers:    Callers(f.Callers),
+		Listen:    f.Listen,
+		DataDir:   f.DataDir,
+		Providers: map[string]*Provider{},
+		Routes:    map[string]*Route{},
+		Chains:    map[string]*Chain{},
+		CallLog:   f.CallLog,
+		Redis:     f.Redis,
 		Server: Server{
 			MaxBodyBytes:      int64(f.Server.MaxBody),
 			ReadHeaderTimeout: time.Duration(f.Server.ReadHeaderTimeout),
@@ -127,6 +125,9 @@ func (l *loader) compile() *Plan {
 			MaxConnections:    f.Server.MaxConnections,
 			MaxMessages:       f.Server.MaxMessages,
 			MaxContentBytes:   int64(f.Server.MaxContent),
+			MaxRequests:       f.Server.MaxRequests,
+			QueueLength:       f.Server.QueueLength,
+			QueueWait:         time.Duration(f.Server.QueueWait),
 		},
 		Rest: RestTimes{
 			Empty:      time.Duration(f.Rest.Empty),
@@ -142,11 +143,7 @@ func (l *loader) compile() *Plan {
 			GrowthMax:  time.Duration(f.Rest.GrowthMax),
 		},
 	}
-	for _, k := range f.GatewayKeys {
-		if k.Value != "" {
-			p.GatewayKeys = append(p.GatewayKeys, k.Value)
-		}
-	}
+	l.compileCallers(p)
 	// A gateway that asks callers for a key does not show its routes,
 	// budgets and errors to anyone who does not have one (issue 10).
 	p.StatusPrivate = f.Status == StatusPrivate || (f.Status == "" && len(p.GatewayKeys) > 0)
@@ -234,6 +231,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		ContentVersion:    c.ContentVersion,
 		Reasoning:         c.Reasoning,
 		IdleTimeout:       time.Duration(*c.IdleTimeout),
+		Callers:           l.callers.chainLimits[name],
 	}
 	if c.WaitCap != nil {
 		ch.WaitCap = time.Duration(*c.WaitCap)

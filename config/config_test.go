@@ -28,6 +28,11 @@ func testEnv(extra map[string]string) func(string) string {
 		"TOLLFREE_KEY":         gwKey,
 		"PLANNER_MODEL":        "openai-compatible:groq:openai/gpt-oss-120b | openai-compatible:cerebras:gpt-oss-120b",
 		"JUDGE_MODEL":          "openai-compatible:groq:llama-3.1-8b-instant",
+		// The callers of testdata/plans/site.yaml and team.yaml.
+		"TOLLFREE_VISITOR_SECRET": "FAKE_visitor_secret_0123456789abcdef",
+		"ALICE_KEY":               "FAKE_alice_key_0123456789",
+		"CI_KEY":                  "FAKE_ci_key_0123456789",
+		"SUPPORT_BOT_KEY":         "FAKE_support_bot_key_0123456789",
 	}
 	for k, v := range extra {
 		m[k] = v
@@ -378,13 +383,15 @@ chains:
 // TestStatusPrivateDefault: a gateway that asks callers for a key keeps its
 // status and metrics private unless the file says public (issue 10).
 func TestStatusPrivateDefault(t *testing.T) {
-	env := func(k string) string { return map[string]string{"KEY": "gw-key-1", "ADMIN": "adm-1"}[k] }
+	env := func(k string) string {
+		return map[string]string{"KEY": "gw-key-0123456789abcdef", "ADMIN": "adm-0123456789abcdef"}[k]
+	}
 	for _, tc := range []struct {
 		src  string
 		want bool
 	}{
 		{"gateway_keys: [${KEY}]\n", true},
-		{"gateway_keys: [${UNSET}]\n", false}, // no key set: the gateway is open
+		{"gateway_keys: [${UNSET:-}]\n", false}, // no key set: the gateway is open
 		{"", false},
 		{"gateway_keys: [${KEY}]\nstatus: public\n", false},
 		{"admin_token: ${ADMIN}\nstatus: private\n", true},

@@ -209,7 +209,7 @@ func (d *decoder) decodeMap(n *node, path string, v reflect.Value) {
 }
 
 func (d *decoder) decodeSlice(n *node, path string, v reflect.Value) {
-	if n.kind == scalarNode && (v.Type().Elem().Kind() == reflect.String || v.Type().Elem() == reflect.TypeFor[Secret]()) {
+	if elem := v.Type().Elem(); n.kind == scalarNode && (elem.Kind() == reflect.String || elem == reflect.TypeFor[GatewayKeyConfig]()) {
 		// gateway_keys: ${TOLLFREE_KEY} is taken as a list of one.
 		n = &node{kind: seqNode, line: n.line, items: []*node{n}}
 	}

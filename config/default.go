@@ -8,8 +8,8 @@ package config
 // :free catalog changes too often to name a model here; Ollama is local and
 // not assumed to run.
 const defaultYAML = `
-admin_token: ${TOLLFREE_ADMIN_TOKEN}
-gateway_keys: [${TOLLFREE_KEY}]
+admin_token: ${TOLLFREE_ADMIN_TOKEN:-}
+gateway_keys: [${TOLLFREE_KEY:-}]
 redis: ${REDIS_URL}
 providers:
   gemini: {}
@@ -50,8 +50,10 @@ const DefaultName = "built-in defaults"
 // and listed as disabled where it is not; an "answer" chain over their good
 // free models with a fixed fallback message; and the role chains of
 // PLANNER_MODEL, EXTRACTOR_MODEL and JUDGE_MODEL when set. It also reads
-// TOLLFREE_ADMIN_TOKEN, TOLLFREE_KEY and REDIS_URL. It fails only when a
-// role variable is malformed.
+// TOLLFREE_ADMIN_TOKEN, TOLLFREE_KEY and REDIS_URL, each optional: without
+// TOLLFREE_KEY the gateway asks callers for no key (it listens on loopback
+// by default). It fails when a role variable is malformed, or when
+// TOLLFREE_ADMIN_TOKEN or TOLLFREE_KEY is set but too short (MinKeyLength).
 func Default(env func(string) string) (*Plan, error) {
 	return Parse(DefaultName, []byte(defaultYAML), env)
 }

@@ -35,6 +35,11 @@ type expansion struct {
 	// literal is true when the scalar holds text outside its references, or
 	// a reference with a non-empty default: text written in the file itself.
 	literal bool
+	// optional is true when every reference gives a default, ${NAME:-}: the
+	// file says the value may be empty (a gateway key or an admin token
+	// that the deployment may leave unset). A bare ${NAME} that comes out
+	// empty is a mistake where a secret is required (issue 12).
+	optional bool
 }
 
 var (
@@ -49,6 +54,7 @@ func expand(s string, env func(string) string) (expansion, error) {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, openBrace, "{"), closeBrace, "}")
 	var x expansion
 	var b strings.Builder
+	allDefault := true
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
@@ -82,6 +88,7 @@ func expand(s string, env func(string) string) (expansion, error) {
 		if def != "" {
 			x.literal = true // a default is text written in the file
 		}
+		allDefault = allDefault && hasDef
 		if v == "" && hasDef {
 			v = def
 		}
@@ -92,6 +99,7 @@ func expand(s string, env func(string) string) (expansion, error) {
 	}
 	b.WriteString(s)
 	x.value = b.String()
+	x.optional = allDefault && len(x.vars) > 0
 	return x, nil
 }
 

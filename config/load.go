@@ -52,6 +52,9 @@ type loader struct {
 	roleKinds map[string][]string
 	// provs are the providers resolved against their presets.
 	provs map[string]*provState
+	// callers holds who may call, resolved during validation (keys read
+	// from the environment and files, proxies parsed).
+	callers callerState
 }
 
 func newLoader(name string, env func(string) string) *loader {
@@ -115,6 +118,21 @@ func (l *loader) applyDefaults() {
 	}
 	if f.Server.MaxMessages == 0 {
 		f.Server.MaxMessages = 2048
+	}
+	// Issue 12: a burst waits briefly for a turn instead of piling onto
+	// the providers.
+	if f.Server.MaxRequests == 0 {
+		f.Server.MaxRequests = 64
+	}
+	if f.Server.QueueLength == 0 {
+		f.Server.QueueLength = 64
+	}
+	setDur(&f.Server.QueueWait, Duration(2*time.Second))
+	setStr(&f.ForwardedHeader, HeaderXForwardedFor)
+	if v := f.VisitorIDs; v != nil {
+		setDur(&v.TTL, Duration(DefaultVisitorTTL))
+		setStr(&v.Cookie, DefaultVisitorCookie)
+		setStr(&v.Header, DefaultVisitorHeader)
 	}
 	l.restDefaults()
 	if f.Roles == nil {

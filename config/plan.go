@@ -90,10 +90,22 @@ type Plan struct {
 	// CallLog is the path of the JSONL call log; "" means DataDir/calls.jsonl,
 	// "-" means standard output, "off" disables it.
 	CallLog string
-	// AdminToken protects the admin actions; "" turns them off.
+	// AdminToken protects the admin actions, and its bearer is the owner;
+	// "" turns them off.
 	AdminToken string
-	// GatewayKeys, when not empty, are the bearer tokens a caller must send.
+	// AdminTokenSource says where the admin token came from ("env
+	// TOLLFREE_ADMIN_TOKEN"), for `check`.
+	AdminTokenSource string
+	// GatewayKeys, when not empty, are the bearer tokens a caller must send:
+	// the values of Keys, in the same order.
 	GatewayKeys []string
+	// Keys are the gateway keys with their names, chains and limits.
+	Keys []GatewayKey
+	// ClientAddress says where a visitor's address comes from.
+	ClientAddress ClientAddress
+	// VisitorIDs are the signed visitor ids' settings; off when its Secret
+	// is empty.
+	VisitorIDs VisitorIDs
 	// StatusPrivate puts /status, /status.json and /metrics behind a bearer
 	// token: a gateway key or the admin token. Default: true when there are
 	// gateway keys.
@@ -109,15 +121,25 @@ type Plan struct {
 	Secrets *secret.Set
 }
 
-// Callers limits each caller and the whole site. A caller is the request's
-// "user" field, else its X-Tollfree-Caller header, else its address. The
-// owner is a caller that sends the admin token as its bearer key: it skips
-// the per-caller limits and may use the site's reserve.
+// Callers limits each caller and the whole site. PerHour, PerDay,
+// TokensDay, Concurrent and Burst limit each visitor, and each key that
+// sets no limits of its own; SiteDay caps every caller together, Reserve of
+// it kept for the owner. The owner (a key marked so, or the admin token)
+// skips the per-caller limits and may use the reserve. Zero: no limit.
 type Callers struct {
 	PerHour int
 	PerDay  int
 	SiteDay int
 	Reserve int
+	// TokensDay, Concurrent and Burst: see CallerLimits.
+	TokensDay  int
+	Concurrent int
+	Burst      Burst
+}
+
+// Each returns the limits of each caller.
+func (c Callers) Each() CallerLimits {
+	return CallerLimits{PerHour: c.PerHour, PerDay: c.PerDay, TokensDay: c.TokensDay, Concurrent: c.Concurrent, Burst: c.Burst}
 }
 
 // Server holds the HTTP server's limits. Zero values mean the defaults.
@@ -140,6 +162,11 @@ type Server struct {
 	// MaxContentBytes caps the text of one request's messages, all
 	// together. Default 2 MiB.
 	MaxContentBytes int64
+	// MaxRequests caps the requests worked on at once; QueueLength more
+	// wait up to QueueWait for a turn. Defaults 64, 64 and 2s.
+	MaxRequests int
+	QueueLength int
+	QueueWait   time.Duration
 }
 
 // Dialect is the wire format a provider speaks.
@@ -330,4 +357,7 @@ type Chain struct {
 	// before it counts as broken. Default 30s.
 	IdleTimeout time.Duration
 	Fallback    Fallback
+	// Callers limits each caller's requests to this chain, on top of its
+	// own limits. Zero: none.
+	Callers CallerLimits
 }

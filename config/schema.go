@@ -14,11 +14,30 @@ type File struct {
 	// CallLog is the call log's path: "" for DataDir/calls.jsonl, "-" for
 	// standard output, "off" for none.
 	CallLog string `yaml:"call_log"`
-	// AdminToken protects the admin actions; empty turns them off.
+	// AdminToken protects the admin actions and makes its bearer the owner
+	// (see Callers). Written as ${NAME}, it must be set, at least 20 bytes
+	// (see MinKeyLength); ${NAME:-} lets it be unset, which turns the admin
+	// actions off, as does leaving the field out.
 	AdminToken Secret `yaml:"admin_token"`
-	// GatewayKeys are the bearer tokens callers must send; empty values (an
-	// unset variable) are dropped, and no keys means no check.
-	GatewayKeys []Secret `yaml:"gateway_keys"`
+	// GatewayKeys are the bearer keys callers must send: a key reference
+	// (${TEAM_KEY}) or a mapping naming the key, the chains it may use and
+	// its limits (GatewayKeyConfig). No keys means no key is asked for: the
+	// gateway is open to visitors, each counted by address (see
+	// TrustedProxies) or signed visitor id (VisitorIDs).
+	GatewayKeys []GatewayKeyConfig `yaml:"gateway_keys"`
+	// TrustedProxies are the addresses (CIDRs, or single addresses) of the
+	// reverse proxies in front of the gateway. Only a connection from one
+	// of them has its ForwardedHeader read for the visitor's address; from
+	// anyone else that header is ignored. Default none: the connection's
+	// address is the visitor's.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// ForwardedHeader is the header the trusted proxies write the client's
+	// address to: X-Forwarded-For (the default) or Forwarded (RFC 7239).
+	// Only one is read, because a proxy passes the other on as the client
+	// wrote it.
+	ForwardedHeader string `yaml:"forwarded_header"`
+	// VisitorIDs turns on visitor ids signed by the gateway; default off.
+	VisitorIDs *VisitorIDsConfig `yaml:"visitor_ids"`
 	// Status says who may read /status, /status.json and /metrics:
 	// "private" needs a gateway key or the admin token as a bearer token,
 	// "public" is open to anyone. Default private when gateway keys are set
@@ -45,12 +64,20 @@ type File struct {
 	Callers CallersConfig `yaml:"callers"`
 }
 
-// CallersConfig limits callers. Zero means no limit.
+// CallersConfig limits each caller and the whole site. The per-caller
+// fields apply to every visitor, and to every key that sets no limits of
+// its own. Zero means no limit.
 type CallersConfig struct {
 	PerHour int `yaml:"per_hour"` // questions per caller per sliding hour
 	PerDay  int `yaml:"per_day"`  // questions per caller per rolling day
-	SiteDay int `yaml:"site_day"` // questions for all callers per rolling day
-	Reserve int `yaml:"reserve"`  // of site_day, kept for the owner (seed 004)
+	// TokensDay caps a caller's tokens (prompt and answer) per rolling day.
+	TokensDay int `yaml:"tokens_day"`
+	// Concurrent caps a caller's requests in flight at once.
+	Concurrent int `yaml:"concurrent"`
+	// Burst mutes a caller that asks too fast (seed 004).
+	Burst   *BurstConfig `yaml:"burst"`
+	SiteDay int          `yaml:"site_day"` // questions for all callers per rolling day
+	Reserve int          `yaml:"reserve"`  // of site_day, kept for the owner (seed 004)
 }
 
 // ServerConfig holds the HTTP server's limits.
@@ -79,6 +106,16 @@ type ServerConfig struct {
 	// MaxContent caps the text of one request's messages, all together
 	// ("2MiB", "512KiB", or bytes). Default 2MiB.
 	MaxContent Size `yaml:"max_content"`
+	// MaxRequests caps the requests the gateway works on at once, every
+	// caller and chain together, so that a burst does not pile onto the
+	// providers. Default 64.
+	MaxRequests int `yaml:"max_requests"`
+	// QueueLength is how many requests past MaxRequests wait for a turn;
+	// one more is refused at once (503). Default 64.
+	QueueLength int `yaml:"queue_length"`
+	// QueueWait is the longest a request waits in that queue before it is
+	// refused (503). Default 2s.
+	QueueWait Duration `yaml:"queue_wait"`
 }
 
 // RestConfig says how long each kind of failure rests a route (DESIGN.md,
@@ -235,6 +272,9 @@ type ChainConfig struct {
 	IdleTimeout *Duration `yaml:"idle_timeout"`
 	// Fallback answers when every route failed. Default {error: true}.
 	Fallback *FallbackConfig `yaml:"fallback"`
+	// Callers limits each caller's requests to this chain, on top of the
+	// caller's own limits. Default none.
+	Callers *CallerLimitsConfig `yaml:"callers"`
 }
 
 // FallbackConfig is what answers when every route failed: exactly one of

@@ -20,7 +20,8 @@ var credentialParam = regexp.MustCompile(`(?i)key|token|secret|passw|auth|sig`)
 // wherever it came from (${ENV}, api_key_file, the file itself): each
 // provider's key, the value of each credential header (and its last word,
 // the token of "Bearer <token>"), passwords and credential query values in
-// base URLs and in the Redis address, the admin token and the gateway keys.
+// base URLs and in the Redis address, the admin token, the gateway keys and
+// the visitor-id secret.
 // Empty values are left out.
 func (p *Plan) SecretValues() []string {
 	var out []string
@@ -49,6 +50,7 @@ func (p *Plan) SecretValues() []string {
 	for _, k := range p.GatewayKeys {
 		add(k)
 	}
+	add(p.VisitorIDs.Secret)
 	urlSecrets(p.Redis, add)
 	return out
 }

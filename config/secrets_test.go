@@ -31,7 +31,7 @@ chains:
   answer: {routes: [groq/llama-3.3-70b-versatile, proxy/m]}
 `
 	env := testEnv(map[string]string{
-		"SECOND_KEY": "second gateway key", "REDIS_PASSWORD": "redis-pass-0042",
+		"SECOND_KEY": "second-gateway-key-0042", "REDIS_PASSWORD": "redis-pass-0042",
 		"PROXY_PASSWORD": "proxy-pass-0042", "PROXY_QUERY_KEY": "query-key-0042",
 		"PROXY_KEY": "tfk.Zq9-weird+KEY/with=signs", "AIG_TOKEN": "aig-token-0042",
 	})
@@ -41,7 +41,7 @@ chains:
 	}
 	got := p.SecretValues()
 	for _, want := range []string{
-		groqKey, adminKey, gwKey, "second gateway key", "redis-pass-0042", "correcthorsebatterystaple",
+		groqKey, adminKey, gwKey, "second-gateway-key-0042", "redis-pass-0042", "correcthorsebatterystaple",
 		"proxy-pass-0042", "query-key-0042", "tfk.Zq9-weird+KEY/with=signs", "Bearer aig-token-0042", "aig-token-0042",
 	} {
 		if !slices.Contains(got, want) {

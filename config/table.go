@@ -12,7 +12,8 @@ import (
 // WriteTable writes the plan's providers, then each chain's routes, as
 // aligned text for `tollfree check`: status (ready, or disabled with the
 // reason), limits, reset, timeout, context size and where the key comes
-// from. It never writes a key, a token or a header value.
+// from; then who may call, with which limits. It never writes a key, a
+// token or a header value.
 func WriteTable(w io.Writer, p *Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRESET\tKEY\tBASE URL")
@@ -41,6 +42,7 @@ func WriteTable(w io.Writer, p *Plan) {
 		}
 		tw.Flush()
 	}
+	writeCallers(w, p)
 }
 
 // redactURL drops the credentials a base URL may carry

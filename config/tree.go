@@ -18,10 +18,11 @@ type node struct {
 	line int
 
 	// Scalars.
-	value   string
-	typ     scalarType
-	vars    []string // environment variables the scalar referenced
-	literal bool     // text written in the file, outside any reference
+	value    string
+	typ      scalarType
+	vars     []string // environment variables the scalar referenced
+	literal  bool     // text written in the file, outside any reference
+	optional bool     // every reference gives a default: ${NAME:-}
 
 	// Mappings, in file order.
 	keys     []string
@@ -213,7 +214,7 @@ func (b *treeBuilder) scalar(raw string, typ scalarType, ln int, path string) *n
 		out.value = ""
 		return out
 	}
-	out.value, out.vars, out.literal = x.value, x.vars, x.literal
+	out.value, out.vars, out.literal, out.optional = x.value, x.vars, x.literal, x.optional
 	return out
 }
 

@@ -32,6 +32,7 @@ func (l *loader) validate() {
 	if f.Redis != "" && !hasAnyPrefix(f.Redis, "redis://", "rediss://", "unix://") {
 		l.probs.addf("redis", "want a redis://, rediss:// or unix:// address")
 	}
+	l.validateCallers()
 	l.validateStatus()
 	if f.Server.MaxBody <= 0 {
 		l.probs.addf("server.max_body", "must be more than 0")
@@ -42,11 +43,6 @@ func (l *loader) validate() {
 	}
 	if g := *f.Rest.Growth; !(g >= 1 && g <= 100) {
 		l.probs.addf("rest.growth", "must be between 1 (no growth) and 100")
-	}
-	if c := f.Callers; c.PerHour < 0 || c.PerDay < 0 || c.SiteDay < 0 || c.Reserve < 0 {
-		l.probs.addf("callers", "limits must be 0 (no limit) or more")
-	} else if c.Reserve > 0 && c.Reserve >= c.SiteDay {
-		l.probs.addf("callers.reserve", "%d must be less than site_day %d", c.Reserve, c.SiteDay)
 	}
 	for _, name := range l.provOrder {
 		l.validateProvider(name)
@@ -69,7 +65,7 @@ func (l *loader) validateStatus() {
 	switch f.Status {
 	case "", StatusPublic:
 	case StatusPrivate:
-		if f.AdminToken.Value == "" && !slices.ContainsFunc(f.GatewayKeys, func(k Secret) bool { return k.Value != "" }) {
+		if l.callers.adminToken == "" && len(l.callers.keys) == 0 {
 			l.probs.addf("status", "private needs a token to read it: set gateway_keys or admin_token (or write public)")
 		}
 	default:
@@ -422,5 +418,11 @@ func (l *loader) validateServerLimits() {
 	}
 	if sv.MaxContent < 0 {
 		l.probs.addf("server.max_content", "must be more than 0")
+	}
+	if sv.MaxRequests < 0 {
+		l.probs.addf("server.max_requests", "must be more than 0")
+	}
+	if sv.QueueLength < 0 {
+		l.probs.addf("server.queue_length", "%d is negative; write 0 for the default", sv.QueueLength)
 	}
 }

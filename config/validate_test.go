@@ -39,7 +39,7 @@ func TestProblems(t *testing.T) {
 		{
 			name: "unknown field without a suggestion",
 			src:  "server: {colour: red}\n",
-			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, max_connections, max_content, max_messages, read_header_timeout, read_timeout, shutdown_grace, write_timeout`},
+			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, max_connections, max_content, max_messages, max_requests, queue_length, queue_wait, read_header_timeout, read_timeout, shutdown_grace, write_timeout`},
 		},
 		{
 			name: "duplicate key",
@@ -108,7 +108,7 @@ func TestProblems(t *testing.T) {
 		},
 		{
 			name: "private status nobody can read",
-			src:  "status: private\ngateway_keys: [${UNSET_KEY}]\n",
+			src:  "status: private\ngateway_keys: [${UNSET_KEY:-}]\n",
 			want: []string{`t.yaml:1: status: private needs a token to read it: set gateway_keys or admin_token (or write public)`},
 		},
 		{
@@ -385,7 +385,7 @@ func TestValid(t *testing.T) {
 	}{
 		{"empty file", "", nil},
 		{"comments only", "# nothing\n", nil},
-		{"flow mapping with references", "providers: {groq: {api_key: ${GROQ_API_KEY}}}\ngateway_keys: [${A}, ${B:-b}]\n", map[string]string{"GROQ_API_KEY": "k"}},
+		{"flow mapping with references", "providers: {groq: {api_key: ${GROQ_API_KEY}}}\ngateway_keys: [${A}, ${B:-}]\n", map[string]string{"GROQ_API_KEY": "k", "A": "gw-key-0123456789abcdef"}},
 		{"anchors and merge keys", "x: &base {attempt_timeout: 8s, deadline: 20s}\n", nil},
 		{"same model across providers", "providers: {groq: {}, cerebras: {}}\nchains:\n  oss: {same_model: true, routes: [groq/openai/gpt-oss-120b, cerebras/gpt-oss-120b]}\n", nil},
 		{"canonical override", "providers:\n  groq: {}\n  lab: {base_url: http://x/v1, models: {big: {canonical: gpt-oss-120b}}}\nchains:\n  oss: {same_model: true, routes: [groq/openai/gpt-oss-120b, lab/big]}\n", nil},

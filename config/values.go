@@ -128,7 +128,11 @@ type Secret struct {
 	// Literal is true when text was written in the file itself rather than
 	// only referenced.
 	Literal bool
-	set     bool
+	// Optional is true when the value was written ${NAME:-}: the file allows
+	// it to be empty. A required secret (a gateway key, the admin token)
+	// written ${NAME} whose variable is unset is a config error instead.
+	Optional bool
+	set      bool
 }
 
 // String returns "[secret]", never the value.
@@ -146,7 +150,7 @@ func (s *Secret) decodeNode(dec *decoder, n *node, path string) {
 		dec.probs.addf(path, "want a value such as ${NAME}, not %s", n.kind)
 		return
 	}
-	*s = Secret{Value: n.value, Vars: n.vars, Literal: n.literal, set: true}
+	*s = Secret{Value: n.value, Vars: n.vars, Literal: n.literal, Optional: n.optional, set: true}
 }
 
 // RouteRef names a route in a chain: "provider/model", or a mapping

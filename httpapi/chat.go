@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
@@ -30,8 +31,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	id := s.ids.Next()
 	w.Header().Set(HeaderRequestID, id)
-	if !s.authorized(r) {
-		unauthorized(w)
+	who, ok := s.identify(w, r)
+	if !ok {
 		return
 	}
 	buf := s.getBuf()
@@ -55,19 +56,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	// as it is.
 	ch := s.plan.Chains[model]
 	if ch == nil {
-		writeError(w, http.StatusNotFound, "the model "+strconv.Quote(model)+" names no chain of this gateway; use one of: "+strings.Join(s.plan.ChainOrder, ", "), "invalid_request_error", "model", "model_not_found")
+		writeError(w, http.StatusNotFound, "the model "+strconv.Quote(model)+" names no chain of this gateway; use one of: "+chainList(s.plan, who), "invalid_request_error", "model", "model_not_found")
 		return
 	}
-	call := llm.Call{Request: req, Caller: s.caller(r, req), NoCache: noCache(r), ID: id}
+	// The user field narrows only a key that says so (caller.Identity.Narrow).
+	who = who.Narrow(req.User)
+	call := llm.Call{Request: req, Caller: who.Caller(), NoCache: noCache(r), ID: id}
 	if req.Stream {
-		s.stream(w, r, ch, call)
+		s.stream(w, r, ch, who, call)
 		return
 	}
 	a, err := s.gw.Serve(r.Context(), ch, call)
 	if err != nil {
-		s.fail(w, r, ch, err)
+		s.fail(w, r, ch, who, err)
 		return
 	}
+	s.issueVisitor(w, r, who)
 	s.writeAnswer(w, ch, a)
 }
 
@@ -139,16 +143,20 @@ func splitThink(s string) (content, reasoning string) {
 }
 
 // fail answers a request the Gateway answered with an error: the
-// caller's own error, a refusal by the caller limits, or no route and no
-// fallback (503 with Retry-After). A caller that went away gets nothing:
+// caller's own error, a refusal by the caller check (a caller limit, 429;
+// a chain the key may not use, 403; the gateway at its cap, 503), or no
+// route and no fallback (503 with Retry-After). A caller that went away gets nothing:
 // nobody is listening.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, err error) {
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, err error) {
 	if r.Context().Err() != nil {
+		return
+	}
+	if s.callerRefused(w, who, ch, err) {
 		return
 	}
 	var ce *route.CallerError
 	var tl *route.TooLargeError
-	var le *quota.CallerLimitError
+	var le *quota.LimitError
 	var ex *route.ExhaustedError
 	switch {
 	case errors.As(err, &ce):
@@ -171,10 +179,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, 
 	case errors.As(err, &tl):
 		writeError(w, http.StatusBadRequest, tl.Error(), "invalid_request_error", "messages", "context_length_exceeded")
 	case errors.As(err, &le):
-		if !le.RetryAt.IsZero() {
-			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), le.RetryAt))
-		}
-		writeError(w, http.StatusTooManyRequests, le.Error(), "rate_limit_error", "", "caller_limit")
+		s.limitRefused(w, le)
 	case errors.As(err, &ex):
 		if !ex.RetryAt.IsZero() {
 			w.Header().Set("Retry-After", retryAfter(s.clock.Now(), ex.RetryAt))

@@ -5,9 +5,13 @@
 //
 // It owns no step of the request's flow: a chat request is decoded, its
 // chain looked up (once: the Gateway and the router take it as it is), its
-// caller worked out (callers.go), and the Gateway interface (*tollfree.Gateway)
-// runs the caller limits, the cache, the routes and the fallback, exactly as
-// for a Go program embedding tollfree. The answer is encoded whatever gave it
+// caller worked out as the operator configured it (callers.go, package
+// caller: a gateway key, a signed visitor id, the client's address; 401 for
+// a missing or unknown key), and the Gateway interface (*tollfree.Gateway)
+// runs the caller check (a chain the key may not use, 403; a caller limit,
+// 429 with Retry-After and X-RateLimit-* headers naming it; the gateway at
+// its cap, 503), the cache, the routes and the fallback, exactly as for a
+// Go program embedding tollfree. The answer is encoded whatever gave it
 // (a route, the cache, a fallback; whole or streamed), with headers saying
 // which: X-Tollfree-Route, X-Tollfree-Cache, X-Tollfree-Fallback.
 //

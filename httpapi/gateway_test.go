@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
@@ -110,9 +111,9 @@ func TestServerOnlyEncodes(t *testing.T) {
 				ChunkStream: &chunks{c: []llm.Chunk{{Role: "assistant", Content: "Contact: mail"}, {FinishReason: "stop"}}}}},
 			wantStatus: 200, wantHeader: map[string]string{HeaderFallback: "search", "Content-Type": "text/event-stream; charset=utf-8"},
 			wantInBody: []string{`"content":"Contact: mail"`, `"finish_reason":"stop"`, "data: [DONE]\n\n"}},
-		{name: "a refusal by the caller limits", gw: fakeGateway{err: &quota.CallerLimitError{Limit: "caller hour", Max: 10, RetryAt: t0.Add(90 * time.Second)}},
+		{name: "a refusal by the caller limits", gw: fakeGateway{err: &quota.LimitError{Scope: quota.ScopeCaller, Kind: quota.KindHour, Limit: 10, Window: time.Hour, RetryAt: t0.Add(90 * time.Second)}},
 			wantStatus: 429, wantHeader: map[string]string{"Retry-After": "90"},
-			wantInBody: []string{`"code":"caller_limit"`, "asked its 10 questions for the hour"}},
+			wantInBody: []string{`"code":"caller_limit"`, "made 10 requests in the last hour"}},
 		{name: "no route and no fallback", stream: true, gw: fakeGateway{err: &route.ExhaustedError{Chain: "answer", RetryAt: t0.Add(30 * time.Second)}},
 			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "30"}, wantInBody: []string{`"code":"no_route_available"`}},
 		{name: "the caller's bad request", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.BadRequest, Status: 400, Message: "temperature must be at most 2"}},
@@ -146,7 +147,8 @@ func TestServerOnlyEncodes(t *testing.T) {
 			if tt.gw.ch != plan.Chains["answer"] || tt.gw.call.ID != id || id == "" {
 				t.Errorf("the gateway got chain %p id %q, want the plan's chain %p and the request id %q", tt.gw.ch, tt.gw.call.ID, plan.Chains["answer"], id)
 			}
-			if c := tt.gw.call; c.Caller != (llm.Caller{ID: "visitor-1", Owner: true}) || !c.NoCache || c.Request == nil || c.Request.Stream != tt.stream {
+			// The admin token is the owner; the user field names no one.
+			if c := tt.gw.call; c.Caller != (llm.Caller{ID: "owner:admin token", Key: caller.AdminKey, Owner: true}) || !c.NoCache || c.Request == nil || c.Request.Stream != tt.stream {
 				t.Errorf("the gateway got caller %+v, no-cache %v, request %+v", c.Caller, c.NoCache, c.Request)
 			}
 			if w.Code == 200 && !tt.stream {

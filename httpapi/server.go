@@ -2,16 +2,15 @@ package httpapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/internal/reqid"
@@ -24,6 +23,10 @@ type Options struct {
 	Plan *config.Plan
 	// Gateway answers the chat requests.
 	Gateway Gateway
+	// Callers works out who calls (keys, visitor ids, addresses). Default:
+	// caller.New(Plan, Clock). *tollfree.Gateway passes its own, so that
+	// the HTTP API and the Gateway read the same keys.
+	Callers *caller.Resolver
 	Clock   clock.Clock
 	Logger  *slog.Logger
 	// Extra handlers mounted on the mux (status page, metrics, admin), by
@@ -46,15 +49,14 @@ type Gateway interface {
 
 // Server serves the API. It is safe for concurrent use.
 type Server struct {
-	plan   *config.Plan
-	gw     Gateway
-	clock  clock.Clock
-	log    *slog.Logger
-	health func() map[string]string
-	mux    *http.ServeMux
-	ids    *reqid.Source
-	keys   [][]byte
-	limits bool // the plan has caller limits: work out who calls
+	plan    *config.Plan
+	gw      Gateway
+	clock   clock.Clock
+	log     *slog.Logger
+	health  func() map[string]string
+	mux     *http.ServeMux
+	ids     *reqid.Source
+	callers *caller.Resolver
 
 	bufs sync.Pool // *[]byte
 }
@@ -67,13 +69,11 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{plan: o.Plan, gw: o.Gateway, clock: o.Clock, log: o.Logger, health: o.Health, mux: http.NewServeMux(), ids: reqid.New(),
-		limits: o.Plan.Callers != (config.Callers{})}
-	for _, k := range o.Plan.GatewayKeys {
-		if k != "" {
-			s.keys = append(s.keys, []byte(k))
-		}
+	if o.Callers == nil {
+		o.Callers = caller.New(o.Plan, o.Clock)
 	}
+	s := &Server{plan: o.Plan, gw: o.Gateway, clock: o.Clock, log: o.Logger, health: o.Health, mux: http.NewServeMux(), ids: reqid.New(),
+		callers: o.Callers}
 	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
 	s.mux.HandleFunc("/v1/chat/completions", s.chat)
 	s.mux.HandleFunc("/chat/completions", s.chat)
@@ -128,22 +128,6 @@ func (s *Server) putBuf(b *[]byte) {
 	s.bufs.Put(b)
 }
 
-// authorized checks the gateway key, in constant time, when keys are set.
-func (s *Server) authorized(r *http.Request) bool {
-	if len(s.keys) == 0 {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
-	}
-	okAny := 0
-	for _, k := range s.keys {
-		okAny |= subtle.ConstantTimeCompare([]byte(got), k)
-	}
-	return okAny == 1
-}
-
 // readBody reads a JSON request body within the size limit. It writes the
 // error response itself and returns ok false on failure. Its media type was
 // checked before (jsonOnly, media.go).
@@ -191,15 +175,20 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET")
 		return
 	}
-	if !s.authorized(r) {
-		unauthorized(w)
+	who, ok := s.identify(w, r)
+	if !ok {
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
-	for i, name := range s.plan.ChainOrder {
-		if i > 0 {
+	first := true
+	for _, name := range s.plan.ChainOrder {
+		if !who.Allows(name) {
+			continue // a key sees the chains it may use
+		}
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		b = append(b, `{"id":`...)
 		b = strconv.AppendQuote(b, name)
 		b = append(b, `,"object":"model","created":0,"owned_by":"tollfree"}`...)
@@ -227,11 +216,6 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
 	writeError(w, http.StatusMethodNotAllowed, "method not allowed; use "+allow, "invalid_request_error", "", "method_not_allowed")
-}
-
-func unauthorized(w http.ResponseWriter) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="tollfree"`)
-	writeError(w, http.StatusUnauthorized, "missing or wrong gateway key: send Authorization: Bearer <key>", "invalid_request_error", "", "invalid_api_key")
 }
 
 // writeError writes OpenAI's error envelope.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/openai"
@@ -27,13 +28,16 @@ import (
 // the chain's reasoning is "pass" and is dropped otherwise. With
 // stream_options.include_usage the last chunk before [DONE] carries the
 // usage of every part (estimated where an upstream reported none).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain, call llm.Call) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call) {
 	as, err := s.gw.ServeStream(r.Context(), ch, call)
 	if err != nil {
-		s.fail(w, r, ch, err)
+		s.fail(w, r, ch, who, err)
 		return
 	}
+	// Closing ends the request's turn (its caller's request in flight, the
+	// gateway's cap) whichever way the stream ends, the caller gone too.
 	defer as.Close()
+	s.issueVisitor(w, r, who)
 	servedHeaders(w, ch, as.ServedBy, as.Route, as.CacheMiss)
 	writeStreamHeaders(w)
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w), id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}

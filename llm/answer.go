@@ -9,15 +9,23 @@ package llm
 // them.
 
 // Caller is who asks, as the gateway's caller limits see it (config
-// callers:). The HTTP API works it out from each request; a Go program
-// fills it in itself.
+// callers:, gateway_keys; issue 12). The HTTP API works it out from each
+// request as the operator configured it (package caller: the gateway key,
+// a signed visitor id or the client's address, never a field the client
+// writes freely); a Go program fills it in itself.
 type Caller struct {
-	// ID is an opaque id of the caller (a visitor id, a session); it is
-	// hashed before it names a counter. Empty: the per-caller limits do not
-	// apply, the site's daily cap still does.
+	// ID is what the caller's limits count: an opaque id (a visitor, a
+	// session, a key's end user); it is hashed before it names a counter.
+	// Empty, without a Key: the per-caller limits do not apply, the site's
+	// daily cap still does. Empty, with a Key: the key's own count.
 	ID string
+	// Key names the gateway key (config gateway_keys name) whose chains and
+	// limits apply; "" for a visitor, limited by callers:. A name that is
+	// no key of the plan is an error.
+	Key string
 	// Owner skips the per-caller limits and may use the site's reserve
-	// (seed 004: "the owner can always get through").
+	// (seed 004: "the owner can always get through"). A key marked owner is
+	// the owner whatever this says.
 	Owner bool
 }
 

@@ -2,7 +2,9 @@
 // provider and a caller may still spend. The router asks it before every
 // attempt (Reserve), tells it what the attempt really used (Settle) and what
 // the provider's rate-limit headers said (Observe); the server asks it
-// whether a caller may ask at all (Admit). It keeps no counts of its own: every
+// whether a caller may ask at all (Enter, given back by Leave, or by
+// Refund when the gateway could not take the request after all). It
+// keeps no counts of its own: every
 // count lives in a state.Store, so a restart or a second instance sees the
 // same budgets, and every check-and-spend is one atomic Store.Spend.
 //
@@ -16,6 +18,33 @@
 // across a daylight-saving change is still exactly one day), or a rolling 24
 // hours summed over 25 one-hour slots for the same reason. Caller
 // limits use a sliding hour (six 10-minute slots) and a rolling day.
+//
+// # Caller limits
+//
+// Enter checks one request against every limit of its Ask in one
+// Store.Spend (issue 12): the caller's own limits, its limits in the chain
+// asked for, the limits of all the users of its key together, and the
+// site's day less the owner's reserve. Each limit is a window like a
+// route's, so every instance sharing a Store agrees, and counts expire
+// with their windows:
+//
+//   - requests per hour and per day: the sliding hour and the rolling day;
+//   - tokens per day: the rolling day, spent on the estimate and settled by
+//     Leave with what the answer used;
+//   - concurrent requests: a count in a window of two slots of a lease
+//     (Ask.Lease, ten minutes by default), given back by Leave; a count
+//     left by an instance that died before Leave drops out with its slot;
+//   - a burst: requests in a sliding window at least Within long (slots of
+//     a tenth of it). The request past Count is refused and, with a Mute,
+//     adds a weight of 2^40 to a mute counter whose limit is that weight:
+//     every request until the weight's slot drops out (Mute to Mute plus a
+//     tenth) is refused, on every instance. A refused request counts
+//     nowhere, so asking while muted does not lengthen the mute.
+//
+// A refusal is a *LimitError naming the scope and kind of limit, its value
+// and when the caller may ask again, never a Store error: when the Store
+// fails, Enter lets the request through with a Pass that gives nothing
+// back.
 //
 // Every attempt counts, failed and cancelled ones too: providers count them
 // (DESIGN.md, "Failed calls count against a provider's quota"), so a
@@ -52,10 +81,11 @@
 // # Store failures
 //
 // A budget is a courtesy to the provider, not a safety property: when the
-// Store cannot be reached, Reserve and Admit return an error wrapping the
+// Store cannot be reached, Reserve and Enter return an error wrapping the
 // Store's (errors.Is(err, state.ErrUnavailable)) and the router treats the
-// route as allowed, so Redis going away never stops an answer. A refused
-// budget is always a *SpentError, never a Store error.
+// route as allowed, the gateway the caller, so Redis going away never
+// stops an answer. A refused budget is always a *SpentError, a refused
+// caller a *LimitError, never a Store error.
 //
 // # Token estimate
 //

@@ -1,0 +1,142 @@
+package tollfree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/tollfree/tollfree/caller"
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/quota"
+)
+
+// This file is the caller check, the first step of every request (issue
+// 12): who the caller is (package caller), whether its key may use the
+// chain, its caller limits (quota.Book.Enter: per caller, per caller in
+// the chain, per key, the site's day less the owner's reserve, in one
+// atomic spend every instance agrees on), and a turn at the gateway's own
+// cap (package gate). What it lets in is a turn, ended once the answer is
+// over, whichever way it ends: a whole answer, an error, a stream read to
+// its end or closed early.
+//
+// The caller limits come before the gate, so that a caller's flood is
+// refused by its own limits (its requests at once, its burst) and never
+// crowds the gate's queue; a request let through that the gate then turns
+// away (busy) is refunded, since it got no answer.
+
+// turn is a request let in by the caller check. Its end gives back the
+// caller's request in flight and the gateway's turn, and settles the
+// caller's tokens.
+type turn struct {
+	g     *Gateway
+	ctx   context.Context // the request's, without its cancellation
+	pass  *quota.Pass
+	leave func() // the gate's
+	once  sync.Once
+}
+
+// enter runs the caller check for a call on ch. It returns the turn, or
+// why not: a *quota.LimitError (the caller's or the site's limit), an
+// error wrapping caller.ErrChainNotAllowed, gate.ErrBusy or
+// caller.ErrUnknownKey, or the context's error (gone while it waited). A
+// state store that cannot answer lets the request through.
+func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, error) {
+	who, err := g.callers.Of(c.Caller)
+	if err != nil {
+		return nil, fmt.Errorf("tollfree: %w", err)
+	}
+	if !who.Allows(ch.Name) {
+		return nil, fmt.Errorf("tollfree: key %s may use %s, not %s: %w", who.Key, strings.Join(who.Chains, ", "), ch.Name, caller.ErrChainNotAllowed)
+	}
+	pass, err := g.budget.Enter(ctx, g.callers.Ask(who, ch, quota.RequestTokens(c.Request, nil)))
+	if err != nil {
+		var le *quota.LimitError
+		switch {
+		case errors.As(err, &le):
+			return nil, err
+		case ctx.Err() != nil:
+			// Gone while it was counted: nobody is listening.
+			g.refund(ctx, ch, pass)
+			return nil, ctx.Err()
+		}
+		g.logger.Warn("caller limits: the state store did not answer; letting the request through", "chain", ch.Name, "err", err)
+	}
+	enterGate := g.gate.Enter
+	if who.Owner {
+		enterGate = g.gate.EnterAhead
+	}
+	leave, err := enterGate(ctx)
+	if err != nil {
+		g.refund(ctx, ch, pass)
+		return nil, fmt.Errorf("tollfree: %w", err)
+	}
+	return &turn{g: g, ctx: context.WithoutCancel(ctx), pass: pass, leave: leave}, nil
+}
+
+// refund gives back what the caller limits counted for a request that was
+// let through but never worked on.
+func (g *Gateway) refund(ctx context.Context, ch *config.Chain, pass *quota.Pass) {
+	if err := g.budget.Refund(context.WithoutCancel(ctx), pass); err != nil {
+		g.logger.Warn("caller limits: could not give back a request the gateway did not take", "chain", ch.Name, "err", err)
+	}
+}
+
+// end ends the turn once: the gateway's turn goes to the next request, and
+// the caller's Pass is given back with the tokens used (see spent). Later
+// calls do nothing.
+func (t *turn) end(used int, known bool) {
+	t.once.Do(func() {
+		t.leave()
+		if err := t.g.budget.Leave(t.ctx, t.pass, used, known); err != nil {
+			// The count in flight drops out with its lease.
+			t.g.logger.Warn("caller limits: could not give back a request in flight", "err", err)
+		}
+	})
+}
+
+// spent is what an answer cost the caller's tokens per day: a route's
+// usage (the estimate stands when the route reported none), nothing for an
+// answer that called no model (the cache, a call shared with an identical
+// request, a fallback).
+func spent(by ServedBy, u Usage, known bool) (int, bool) {
+	if by != ServedByRoute {
+		return 0, true
+	}
+	return u.TotalTokens, known
+}
+
+// endingStream ends the request's turn when its stream ends: at its clean
+// end, when it breaks, or when it is closed before either (the caller went
+// away). The concurrency slot is never held past the stream.
+type endingStream struct {
+	llm.ChunkStream
+	turn *turn
+	by   ServedBy
+}
+
+var _ llm.ChunkStream = (*endingStream)(nil)
+
+func (s *endingStream) Next() (llm.Chunk, error) {
+	c, err := s.ChunkStream.Next()
+	switch {
+	case err == io.EOF:
+		// The stream's usage counts what was streamed where the route
+		// reported nothing: closer than the estimate made before.
+		u, _ := s.ChunkStream.Usage()
+		s.turn.end(spent(s.by, u, true))
+	case err != nil:
+		s.turn.end(0, false)
+	}
+	return c, err
+}
+
+// Close ends the turn (the estimate stands if the stream did not end) and
+// closes the stream.
+func (s *endingStream) Close() error {
+	s.turn.end(0, false)
+	return s.ChunkStream.Close()
+}

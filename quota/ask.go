@@ -1,0 +1,334 @@
+package quota
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/state"
+)
+
+// Ask is one request asking to be let through (issue 12): who asks, for
+// which chain, and the limits that apply. Each set of limits is counted in
+// its own scope: the caller's own across chains, the caller's in this
+// chain, all the callers of one key together, and the site. The zero Ask
+// limits nothing.
+type Ask struct {
+	// Caller is what the caller's limits count: an opaque id ("key:team",
+	// an address, a signed visitor id). It is hashed (SHA-256) before it
+	// names a counter, so no raw id reaches the Store.
+	Caller string
+	// Owner skips every per-caller limit (caller, chain and key scopes) and
+	// may use the site's Reserve; its questions still count toward the
+	// site's day, and toward its own hour and day (unchecked).
+	Owner bool
+	// Limits are the caller's, across every chain.
+	Limits config.CallerLimits
+	// Chain is the chain asked for; ChainLimits are the caller's in it.
+	Chain       string
+	ChainLimits config.CallerLimits
+	// Key names the key whose callers KeyLimits limit together (the end
+	// users of a key that narrows); "" for none.
+	Key       string
+	KeyLimits config.CallerLimits
+	// SiteDay caps every caller's questions together in a rolling day;
+	// Reserve of it is kept for owners. Zero: no cap.
+	SiteDay int
+	Reserve int
+	// Tokens is the request's estimate, prompt and answer (RequestTokens),
+	// spent on the tokens-per-day windows and settled by Leave with what
+	// the answer used. At least 1 is counted.
+	Tokens int
+	// Lease bounds how long a request is counted as in flight: a count
+	// left behind by an instance that crashed before Leave drops out after
+	// between Lease and twice Lease. Set it to the chain's deadline or
+	// more. Default DefaultLease.
+	Lease time.Duration
+}
+
+// DefaultLease is Ask.Lease's default: longer than any default deadline.
+const DefaultLease = 10 * time.Minute
+
+// The scopes of a LimitError.
+const (
+	ScopeCaller = "caller" // the caller's own, across chains
+	ScopeChain  = "chain"  // the caller's in the chain asked for
+	ScopeKey    = "key"    // every caller of one key together
+	ScopeSite   = "site"   // every caller together
+)
+
+// The kinds of limit of a LimitError.
+const (
+	KindHour       = "hour"       // requests in a sliding hour
+	KindDay        = "day"        // requests in a rolling day
+	KindTokens     = "tokens"     // tokens in a rolling day
+	KindConcurrent = "concurrent" // requests in flight at once
+	KindBurst      = "burst"      // too many too fast: muted
+)
+
+// LimitError is a refusal: which limit, its value, and when the caller may
+// ask again (for Retry-After and X-RateLimit-Reset). A refused request is
+// not counted anywhere.
+type LimitError struct {
+	// Scope is one of the Scope constants; Kind one of the Kind constants.
+	Scope string
+	Kind  string
+	// Limit is the limit's value: requests, tokens, requests at once, or the
+	// burst's count.
+	Limit int64
+	// Window is the window the limit counts over (an hour, a day, the
+	// burst's); zero for concurrent requests.
+	Window time.Duration
+	// RetryAt is when the caller may ask again: when enough of the window
+	// frees up, when a mute ends, or, for concurrent requests, a second from
+	// now (no one knows when a request in flight ends).
+	RetryAt time.Time
+}
+
+// Name is "caller hour", "site day", "chain burst"...
+func (e *LimitError) Name() string { return e.Scope + " " + e.Kind }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("quota: %s limit (%d) reached; retry at %s", e.Name(), e.Limit, e.RetryAt.UTC().Format(time.RFC3339))
+}
+
+// Pass is a request that was let through. Give it back with Leave when the
+// request ends, answered or not: that releases its concurrent count and
+// settles its tokens.
+type Pass struct {
+	release []state.Spend // concurrent counts, Amount -1 each
+	tokens  []state.Spend // tokens-per-day windows, Amount as counted
+	counted []state.Spend // every other count Enter made, for Refund
+	done    atomic.Bool
+}
+
+// muteWeight is what a mute adds to a caller's mute counter: far more than
+// any count of requests, so the counter's limit (muteWeight) refuses every
+// request until the slot holding it drops out of the window. A mute is
+// thereby a count like any other: atomic, shared by every instance, and
+// gone with its window.
+const muteWeight = 1 << 40
+
+// concurrentRetry is the wait told to a caller refused for having too many
+// requests in flight.
+const concurrentRetry = time.Second
+
+// check is one spend Enter makes, with what to say when it is refused.
+type check struct {
+	scope, kind string
+	limit       int64 // the limit to report
+	win         window
+	span        time.Duration // the window's length, for LimitError
+	mute        *state.Spend  // for a burst with a mute: the weight to add
+	muteWin     window
+	tokens      bool
+	concurrent  bool
+}
+
+// Enter checks and counts one request under every limit of a, all windows
+// in one atomic Store.Spend, so that two instances never together pass a
+// limit. A refusal is a *LimitError and counts nothing. A Store error is
+// returned wrapped together with a Pass (that gives nothing back): the
+// site answers while its store is down. A refused burst starts its mute.
+func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
+	now := b.clock.Now()
+	site := int64(a.SiteDay)
+	if !a.Owner && site > 0 {
+		site = max(site-int64(a.Reserve), 0)
+		if site == 0 {
+			// Everything is reserved: refuse without asking the store.
+			day := slidingWindow(now, rollingSlot, rollingSlots)
+			return nil, &LimitError{Scope: ScopeSite, Kind: KindDay, Window: 24 * time.Hour, RetryAt: day.firstExpiry()}
+		}
+	}
+	e := enter{now: now, lease: DefaultLease, tokens: int64(max(clampTokens(a.Tokens), 1))}
+	if a.Lease > 0 {
+		e.lease = max(a.Lease.Truncate(time.Second), time.Second) // windows count whole seconds
+	}
+	caller := callerKey(a.Caller)
+	if a.Owner {
+		// Owners count their hour and day, unchecked, as they always did.
+		e.add(check{scope: ScopeCaller, kind: KindHour, win: hourWindow(now), span: time.Hour}, caller+"|hour", 0, 1, a.Limits.PerHour > 0)
+		e.add(check{scope: ScopeCaller, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, caller+"|day", 0, 1, a.Limits.PerDay > 0)
+	} else {
+		e.scope(ScopeCaller, caller, a.Limits)
+		if a.Chain != "" {
+			e.scope(ScopeChain, scopeKey("chain:", a.Chain+"\x00"+a.Caller), a.ChainLimits)
+		}
+		if a.Key != "" {
+			e.scope(ScopeKey, scopeKey("key:", a.Key), a.KeyLimits)
+		}
+	}
+	e.add(check{scope: ScopeSite, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, siteKey, site, 1, site > 0)
+	if len(e.spends) == 0 {
+		return &Pass{}, nil
+	}
+	failed, err := b.store.Spend(ctx, e.spends)
+	if err != nil {
+		return &Pass{}, fmt.Errorf("quota: admit: %w", err)
+	}
+	if failed >= 0 && failed < len(e.spends) {
+		return nil, b.refusal(ctx, now, e.spends[failed], e.checks[failed])
+	}
+	p := &Pass{}
+	for i, c := range e.checks {
+		switch {
+		case c.concurrent:
+			sp := e.spends[i]
+			sp.Amount, sp.Limit = -1, 0
+			p.release = append(p.release, sp)
+		case c.tokens:
+			p.tokens = append(p.tokens, e.spends[i])
+		default:
+			p.counted = append(p.counted, e.spends[i])
+		}
+	}
+	return p, nil
+}
+
+// enter builds Enter's spends.
+type enter struct {
+	now    time.Time
+	lease  time.Duration
+	tokens int64
+	spends []state.Spend
+	checks []check
+}
+
+// add appends a spend of amount on key with limit when on; c.limit, when
+// not set, reports limit.
+func (e *enter) add(c check, key string, limit, amount int64, on bool) {
+	if !on {
+		return
+	}
+	if c.limit == 0 {
+		c.limit = limit
+	}
+	e.spends = append(e.spends, c.win.spend(key, limit, amount))
+	e.checks = append(e.checks, c)
+}
+
+// scope adds the spends of limits l on the scope named name, whose
+// counters start with key. The order is the order refusals are reported
+// in: a mute first (it outlasts every other), then the burst, the requests
+// in flight, the hour, the day and the tokens.
+func (e *enter) scope(name, key string, l config.CallerLimits) {
+	if bu := l.Burst; bu.Count > 0 {
+		c := check{scope: name, kind: KindBurst, win: burstWindow(e.now, bu.Within), span: bu.Within}
+		if bu.Mute > 0 {
+			mw := burstWindow(e.now, bu.Mute)
+			// Every request adds 1 to the mute counter; a mute's weight
+			// in the window refuses every request until it drops out.
+			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key+"|mute", muteWeight, 1, true)
+			weight := mw.spend(key+"|mute", 0, muteWeight)
+			c.mute, c.muteWin = &weight, mw
+		}
+		e.add(c, key+"|burst", int64(bu.Count), 1, true)
+	}
+	e.add(check{scope: name, kind: KindConcurrent, win: slidingWindow(e.now, e.lease, 2), concurrent: true}, key+"|conc", int64(l.Concurrent), 1, l.Concurrent > 0)
+	e.add(check{scope: name, kind: KindHour, win: hourWindow(e.now), span: time.Hour}, key+"|hour", int64(l.PerHour), 1, l.PerHour > 0)
+	e.add(check{scope: name, kind: KindDay, win: dayWindow(e.now), span: 24 * time.Hour}, key+"|day", int64(l.PerDay), 1, l.PerDay > 0)
+	e.add(check{scope: name, kind: KindTokens, win: dayWindow(e.now), span: 24 * time.Hour, tokens: true}, key+"|tokens", int64(l.TokensDay), e.tokens, l.TokensDay > 0)
+}
+
+func hourWindow(now time.Time) window { return slidingWindow(now, hourSlot, hourSlots) }
+func dayWindow(now time.Time) window  { return slidingWindow(now, rollingSlot, rollingSlots) }
+
+// refusal works out the LimitError of the refused spend sp, and starts a
+// burst's mute.
+func (b *Book) refusal(ctx context.Context, now time.Time, sp state.Spend, c check) error {
+	e := &LimitError{Scope: c.scope, Kind: c.kind, Limit: c.limit, Window: c.span}
+	switch {
+	case c.concurrent:
+		e.RetryAt = now.Add(concurrentRetry)
+		return e
+	case c.mute != nil:
+		// Too fast: mute. Two instances that both refuse add the weight
+		// twice, which mutes no longer.
+		if err := b.store.Add(ctx, []state.Spend{*c.mute}); err != nil {
+			// The refusal stands; the mute is lost with the store.
+			e.RetryAt = c.win.firstExpiry()
+			return e
+		}
+		e.RetryAt = c.muteWin.expiry(c.muteWin.slots - 1)
+		return e
+	}
+	var err error
+	e.RetryAt, _, err = b.until(ctx, sp, c.win)
+	if err != nil || e.RetryAt.IsZero() {
+		// The refusal stands; only its time is a guess. A zero time is a
+		// request larger than the limit (tokens): no wait frees enough, so
+		// say when the whole window has turned over.
+		e.RetryAt = c.win.expiry(c.win.slots - 1)
+	}
+	return e
+}
+
+// Leave ends p: it releases p's concurrent counts and, with usageKnown,
+// replaces the estimate counted on its tokens-per-day windows with used
+// (prompt and answer). A nil p, or a p already given back, does nothing.
+func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) error {
+	if p == nil || !p.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	adds := p.release
+	if usageKnown {
+		for _, sp := range p.tokens {
+			if d := int64(clampTokens(used)) - sp.Amount; d != 0 {
+				sp.Amount, sp.Limit = d, 0
+				adds = append(adds[:len(adds):len(adds)], sp)
+			}
+		}
+	}
+	if len(adds) == 0 {
+		return nil
+	}
+	if err := b.store.Add(ctx, adds); err != nil {
+		return fmt.Errorf("quota: leave: %w", err)
+	}
+	return nil
+}
+
+// Refund ends p as if its request had never come: every count Enter made
+// for it is given back, its tokens and its place in the site's day too.
+// The gateway refunds a request it let through but then could not take
+// (busy, gate.ErrBusy): the caller did not get an answer, so it should not
+// lose one. A nil p, or a p already given back, does nothing.
+func (b *Book) Refund(ctx context.Context, p *Pass) error {
+	if p == nil || !p.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	adds := slices.Clone(p.release)
+	for _, sp := range append(slices.Clone(p.counted), p.tokens...) {
+		sp.Amount, sp.Limit = -sp.Amount, 0
+		adds = append(adds, sp)
+	}
+	if len(adds) == 0 {
+		return nil
+	}
+	if err := b.store.Add(ctx, adds); err != nil {
+		return fmt.Errorf("quota: refund: %w", err)
+	}
+	return nil
+}
+
+// burstWindow is a sliding window at least d long: slots of a tenth of d
+// (whole seconds, at least one), and one slot more than d holds, so that
+// requests closer together than d are never counted apart (as windowFor
+// does for a route's minute).
+func burstWindow(now time.Time, d time.Duration) window {
+	size := max((d / 10).Truncate(time.Second), time.Second)
+	n := int((d + size - 1) / size)
+	return slidingWindow(now, size, n+1)
+}
+
+// scopeKey names a scope's counters without the raw ids it is made of.
+func scopeKey(prefix, id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return prefix + hex.EncodeToString(sum[:16])
+}
