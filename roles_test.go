@@ -33,7 +33,7 @@ func TestRoleChainWaitsForItsSoonestRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clk.Advance(19 * time.Second)
-	noReply(t, done, "19 s")
+	notYet(t, done, "19 s")
 	h.clk.Advance(time.Second)
 	got := <-done
 	if got.status != 200 || got.json(t)["model"] != "cerebras/gpt-oss-120b" {

@@ -556,3 +556,40 @@ func TestNothingSecretShows(t *testing.T) {
 		}
 	}
 }
+
+// silentChain is a chain whose first route the status tests make hang, so
+// that it loses every hedge race to the second.
+const silentChain = `
+chains:
+  fast:
+    routes: [groq/llama-3.3-70b-versatile, cerebras/gpt-oss-120b]
+    attempt_timeout: 8s
+    deadline: 25s
+    hedge_delay: 3s
+`
+
+// TestStatusShowsSilentLosses (issue 10, item 5): a route that hangs and
+// loses two hedge races in a row rests as a timeout, and /status.json
+// shows it resting (timeout), with its 2 silent losses and silent_loser as
+// its last error: the router's records reach the status through the
+// gateway. (The races and the rest themselves: route's
+// TestHedgeSilentLoserRests.)
+func TestStatusShowsSilentLosses(t *testing.T) {
+	h := newHarness(t, silentChain)
+	const hung = "groq/llama-3.3-70b-versatile"
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.Hang})
+	for n := 1; n <= 2; n++ {
+		done := h.askAsync("fast")
+		h.waitCalls("groq", "llama-3.3-70b-versatile", n)
+		h.clk.Advance(3 * time.Second)
+		if got := <-done; got.status != 200 || got.json(t)["model"] != "cerebras/gpt-oss-120b" {
+			t.Fatalf("request %d: got %d %s, want cerebras/gpt-oss-120b's answer", n, got.status, got.body)
+		}
+		h.waitIdle()
+		h.gw.Router().Close() // the loser is wound down and recorded
+	}
+	rt := routeOf(t, h.snapshot(), hung)
+	if rt.State != status.Resting || rt.Rest == nil || rt.Rest.Class != "timeout" || rt.SilentLosses != 2 || rt.LastError != "silent_loser" {
+		t.Errorf("/status.json shows %s as %+v (rest %+v), want resting (timeout) with 2 silent losses, last error silent_loser", hung, rt, rt.Rest)
+	}
+}
