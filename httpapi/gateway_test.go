@@ -117,6 +117,12 @@ func TestServerOnlyEncodes(t *testing.T) {
 			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "30"}, wantInBody: []string{`"code":"no_route_available"`}},
 		{name: "the caller's bad request", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.BadRequest, Status: 400, Message: "temperature must be at most 2"}},
 			wantStatus: 400, wantInBody: []string{`"code":"bad_request"`, "temperature must be at most 2"}},
+		// A refusal is the caller's too; OpenAI's code for it (the router's
+		// TestDecisionTable, "refused goes back to the caller").
+		{name: "a refusal", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 400, Message: "the request was refused by the provider's content policy"}},
+			wantStatus: 400, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""}, wantInBody: []string{`"code":"content_filter"`, "content policy"}},
+		{name: "a refusal in a 200 (Gemini's blockReason)", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 200, Message: "blocked: SAFETY"}},
+			wantStatus: 400, wantInBody: []string{`"code":"content_filter"`, "blocked: SAFETY"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
