@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/tollfree/tollfree/emulator"
 )
 
 // continuingProviders is emulatedProviders with groq's 8b model declared
@@ -46,15 +43,6 @@ func startStack(tb testing.TB, providers, chains string) *stack {
 func newHarnessWith(t *testing.T, providers, chains string) *harness {
 	t.Helper()
 	return harnessOf(t, startStack(t, providers, chains))
-}
-
-// sameAnswer gives the routes one answer text, so that a continuation on
-// another route finishes exactly the answer the first one started.
-func sameAnswer(h *harness, text string, routes ...string) {
-	for _, r := range routes {
-		p, m, _ := strings.Cut(r, "/")
-		h.emu.AddModel(p, emulator.Model{ID: m, Answer: text})
-	}
 }
 
 // streamBody is a streaming request on chain; usage asks for the usage
@@ -126,50 +114,6 @@ func (c *sseClient) rest() ([]byte, error) {
 func (c *sseClient) close() {
 	c.cancel()
 	c.resp.Body.Close()
-}
-
-// wantStream is the exact body the gateway must send for an answer
-// streamed in pieces: the first piece with the role, each following piece,
-// the finish (on the last piece when lastFinish, as Gemini sends it, else
-// on a chunk of its own), the usage chunk when usage is not nil, and
-// [DONE]; created is when the first token came. It is written out by hand, not with the gateway's encoder.
-func wantStream(id string, created time.Time, model string, pieces []string, lastFinish bool, usage *[2]int) string {
-	var b strings.Builder
-	head := fmt.Sprintf(`data: {"id":"chatcmpl-%s","object":"chat.completion.chunk","created":%d,"model":%q,"choices":`, strings.TrimPrefix(id, "req_"), created.Unix(), model)
-	for i, p := range pieces {
-		delta := fmt.Sprintf(`{"content":%q}`, p)
-		if i == 0 {
-			delta = fmt.Sprintf(`{"role":"assistant","content":%q}`, p)
-		}
-		finish := "null"
-		if lastFinish && i == len(pieces)-1 {
-			finish = `"stop"`
-		}
-		fmt.Fprintf(&b, "%s[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", head, delta, finish)
-	}
-	if !lastFinish {
-		fmt.Fprintf(&b, "%s[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", head)
-	}
-	if usage != nil {
-		fmt.Fprintf(&b, "%s[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", head, usage[0], usage[1], usage[0]+usage[1])
-	}
-	b.WriteString("data: [DONE]\n\n")
-	return b.String()
-}
-
-// words splits an answer as the emulator streams it: one word with its
-// following space per chunk.
-func words(s string) []string {
-	var out []string
-	for s != "" {
-		i := strings.IndexByte(s, ' ')
-		if i < 0 {
-			return append(out, s)
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
 }
 
 // emuTokens is the emulator's token estimate of a text.

@@ -49,14 +49,19 @@ func (f *fakeGateway) ServeStream(_ context.Context, ch *config.Chain, c llm.Cal
 	return &s, nil
 }
 
-// chunks is a ChunkStream of chunks given in advance.
+// chunks is a ChunkStream of chunks given in advance, then err (io.EOF
+// when nil).
 type chunks struct {
 	c     []llm.Chunk
 	usage llm.Usage
+	err   error
 }
 
 func (s *chunks) Next() (llm.Chunk, error) {
 	if len(s.c) == 0 {
+		if s.err != nil {
+			return llm.Chunk{}, s.err
+		}
 		return llm.Chunk{}, io.EOF
 	}
 	c := s.c[0]
