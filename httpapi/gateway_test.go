@@ -122,6 +122,12 @@ func TestServerOnlyEncodes(t *testing.T) {
 			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "30"}, wantInBody: []string{`"code":"no_route_available"`}},
 		{name: "the caller's bad request", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.BadRequest, Status: 400, Message: "temperature must be at most 2"}},
 			wantStatus: 400, wantInBody: []string{`"code":"bad_request"`, "temperature must be at most 2"}},
+		// A request too long for every route (package route's
+		// TestContextFitsEachRoute), streamed or not.
+		{name: "too long for every route", gw: fakeGateway{err: &route.TooLargeError{Chain: "answer", Tokens: 4620, Largest: 1000}},
+			wantStatus: 400, wantInBody: []string{`"code":"context_length_exceeded"`, `"param":"messages"`, "too long for every route", "the largest context is 1000 tokens"}},
+		{name: "too long for every route, streamed", stream: true, gw: fakeGateway{err: &route.TooLargeError{Chain: "answer", Tokens: 4620, Largest: 1000}},
+			wantStatus: 400, wantInBody: []string{`"code":"context_length_exceeded"`, "too long for every route", "the largest context is 1000 tokens"}},
 		// A refusal is the caller's too; OpenAI's code for it (the router's
 		// TestDecisionTable, "refused goes back to the caller").
 		{name: "a refusal", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 400, Message: "the request was refused by the provider's content policy"}},
@@ -168,4 +174,16 @@ func TestServerOnlyEncodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// errorOf returns the error object of OpenAI's error envelope in body.
+func errorOf(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var m struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.Error == nil {
+		t.Fatalf("no error envelope (%v) in %.300s", err, body)
+	}
+	return m.Error
 }
