@@ -122,6 +122,13 @@ func TestServerOnlyEncodes(t *testing.T) {
 			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "30"}, wantInBody: []string{`"code":"no_route_available"`}},
 		{name: "the caller's bad request", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.BadRequest, Status: 400, Message: "temperature must be at most 2"}},
 			wantStatus: 400, wantInBody: []string{`"code":"bad_request"`, "temperature must be at most 2"}},
+		// A waiting chain whose soonest route is past its wait cap (package
+		// route's TestRoleChainFailsAtOnceOverItsCap): its error, naming
+		// each limited route and until when, is the message.
+		{name: "no route within the wait cap", gw: fakeGateway{err: &route.ExhaustedError{Chain: "answer", RetryAt: t0.Add(3 * time.Hour), OverWaitCap: time.Minute,
+			Skips: []route.Skip{{Route: "groq/openai/gpt-oss-120b", Reason: "rate_day", Until: t0.Add(3 * time.Hour)}, {Route: "cerebras/gpt-oss-120b", Reason: "rate_day", Until: t0.Add(14 * time.Hour)}}}},
+			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "10800"},
+			wantInBody: []string{`"code":"no_route_available"`, "groq/openai/gpt-oss-120b", "cerebras/gpt-oss-120b", "until 2026-06-15T13:00:00Z", "wait cap"}},
 		// A request too long for every route (package route's
 		// TestContextFitsEachRoute), streamed or not.
 		{name: "too long for every route", gw: fakeGateway{err: &route.TooLargeError{Chain: "answer", Tokens: 4620, Largest: 1000}},
