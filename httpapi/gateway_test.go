@@ -129,6 +129,17 @@ func TestServerOnlyEncodes(t *testing.T) {
 			Skips: []route.Skip{{Route: "groq/openai/gpt-oss-120b", Reason: "rate_day", Until: t0.Add(3 * time.Hour)}, {Route: "cerebras/gpt-oss-120b", Reason: "rate_day", Until: t0.Add(14 * time.Hour)}}}},
 			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "10800"},
 			wantInBody: []string{`"code":"no_route_available"`, "groq/openai/gpt-oss-120b", "cerebras/gpt-oss-120b", "until 2026-06-15T13:00:00Z", "wait cap"}},
+		// A parameter of the caller's that no route takes (package route's
+		// TestCallerParamNoRouteTakesIt): a 400 in OpenAI's words naming
+		// it, with the provider's reason; not an outage.
+		{name: "a parameter no route takes", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Unsupported, Status: 400, Param: "logit_bias",
+			Message: "Unsupported parameter: 'logit_bias' is not supported with this model."}},
+			wantStatus: 400, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""},
+			wantInBody: []string{`"code":"unsupported_parameter"`, `"param":"logit_bias"`, `"type":"invalid_request_error"`, "Unsupported parameter: 'logit_bias' is not supported with this model."}},
+		{name: "a parameter no route takes, streamed", stream: true, gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Unsupported, Status: 400, Param: "logit_bias",
+			Message: "`logit_bias` is not supported with this model"}},
+			wantStatus: 400, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""},
+			wantInBody: []string{`"code":"unsupported_parameter"`, `"param":"logit_bias"`, `"type":"invalid_request_error"`, "`logit_bias` is not supported with this model"}},
 		// A request too long for every route (package route's
 		// TestContextFitsEachRoute), streamed or not.
 		{name: "too long for every route", gw: fakeGateway{err: &route.TooLargeError{Chain: "answer", Tokens: 4620, Largest: 1000}},
@@ -193,4 +204,27 @@ func errorOf(t *testing.T, body []byte) map[string]any {
 		t.Fatalf("no error envelope (%v) in %.300s", err, body)
 	}
 	return m.Error
+}
+
+// TestCallerFieldsReachTheGateway: the caller's fields that a route may
+// refuse reach the Gateway as sent, for the router to hand to each route
+// and to tell whose a refused one was (package route's
+// TestCallerParamSkipsRoute): fields the API does not know verbatim in
+// Extra, reasoning_effort and temperature as such.
+func TestCallerFieldsReachTheGateway(t *testing.T) {
+	gw := &fakeGateway{answer: &llm.Answer{Response: llm.Response{Content: "hi", FinishReason: "stop"}, ServedBy: llm.ServedByRoute, Route: "up/m1"}}
+	srv := New(Options{Plan: testPlan(), Gateway: gw, Clock: clock.NewFake(t0)})
+	body := `{"model":"answer","logit_bias":{"50256":-100},"store":true,"reasoning_effort":"low","temperature":0.2,"messages":[{"role":"user","content":"What does tollfree do?"}]}`
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	req := gw.call.Request
+	if req == nil || string(req.Extra["logit_bias"]) != `{"50256":-100}` || string(req.Extra["store"]) != "true" ||
+		req.ReasoningEffort != "low" || req.Temperature == nil || *req.Temperature != 0.2 {
+		t.Errorf("the Gateway got %+v", req)
+	}
 }
