@@ -37,6 +37,7 @@ func msg(role, content string) string {
 // the guarantee is the whole path's, from the HTTP API's decoding of the
 // caller's bytes to each adapter's encoding of the provider's.
 func TestTextHygiene(t *testing.T) {
+	checkLeaks(t)
 	contents := map[string]string{
 		"lone high surrogate":         `"\ud83d"`,
 		"lone low surrogate and text": `"x \ude00 y"`,

@@ -43,6 +43,7 @@ func (h *harness) getAuth(path, token string) reply {
 // key or the admin token, and 200 with either (issue 10 item 10);
 // status: public opens them again.
 func TestStatusAndMetricsNeedAToken(t *testing.T) {
+	checkLeaks(t)
 	const route = "groq/llama-3.3-70b-versatile"
 	paths := []string{"/status", "/status?part=live", "/status.json", "/metrics"}
 	h := harnessOf(t, startStackWith(t, closedConfig("")))

@@ -22,6 +22,7 @@ chains:
 // route's TestExhaustedSaysWhenToComeBack and TestChainDeadlineEndsTheWalk;
 // the 503 and its Retry-After: httpapi's TestServerOnlyEncodes.)
 func TestFallbacks(t *testing.T) {
+	checkLeaks(t)
 	t.Run("message", func(t *testing.T) {
 		h := newHarness(t, fallbackChains)
 		h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})

@@ -137,6 +137,7 @@ func (h *harness) mustAdmin(action, body string) map[string]any {
 // each state out from the store: package status's TestSnapshotStates) and
 // the page says the same as the JSON for every route.
 func TestStatusPageShowsEachState(t *testing.T) {
+	checkLeaks(t)
 	h := newStatusHarness(t, true)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 	h.ask("answer") // groq's 70b rests; gemini answers
@@ -167,6 +168,7 @@ func TestStatusPageShowsEachState(t *testing.T) {
 
 // TestStatusFigures checks the bars and the figures after traffic.
 func TestStatusFigures(t *testing.T) {
+	checkLeaks(t)
 	h := newStatusHarness(t, false)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 	h.ask("answer") // groq fails over to gemini
@@ -211,6 +213,7 @@ func TestStatusFigures(t *testing.T) {
 // TestAdminAuth covers who may act, and that nothing changes when the
 // action is refused.
 func TestAdminAuth(t *testing.T) {
+	checkLeaks(t)
 	const body = `{"route":"groq/llama-3.3-70b-versatile"}`
 	tests := []struct {
 		name       string
@@ -258,6 +261,7 @@ func TestAdminAuth(t *testing.T) {
 // TestAdminPauseResume checks that a pause takes the route out of the next
 // request and a resume puts it back, for a route and for a provider.
 func TestAdminPauseResume(t *testing.T) {
+	checkLeaks(t)
 	tests := []struct {
 		name   string
 		target string
@@ -288,6 +292,7 @@ func TestAdminPauseResume(t *testing.T) {
 // TestAdminProbe checks seed 004's rule: a probe that succeeds resumes a
 // route rested automatically, but a pause set by hand stays.
 func TestAdminProbe(t *testing.T) {
+	checkLeaks(t)
 	const big = "groq/llama-3.3-70b-versatile"
 	tests := []struct {
 		name      string
@@ -334,6 +339,7 @@ func TestAdminProbe(t *testing.T) {
 // TestMetrics checks /metrics after traffic: parsed with Prometheus's own
 // parser, with every label inside the closed vocabulary.
 func TestMetrics(t *testing.T) {
+	checkLeaks(t)
 	h := newStatusHarness(t, true)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 	h.ask("answer")
@@ -452,6 +458,7 @@ func TestMetrics(t *testing.T) {
 // traffic and failures with them, and checks that none of them appears on
 // the status page, its JSON, its live part or the metrics.
 func TestNothingSecretShows(t *testing.T) {
+	checkLeaks(t)
 	const (
 		prompt = "PLANTED-PROMPT zebra quartz lantern 4417"
 		answer = "PLANTED-ANSWER ochre violin 9923"
@@ -502,6 +509,7 @@ chains:
 // gateway. (The races and the rest themselves: route's
 // TestHedgeSilentLoserRests.)
 func TestStatusShowsSilentLosses(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, silentChain)
 	const hung = "groq/llama-3.3-70b-versatile"
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.Hang})

@@ -87,6 +87,7 @@ func streamed(t *testing.T, body []byte) (content, reasoning string, finishes []
 // token, a hedge won by the second route; and a broken stream is an error
 // to it, not a whole answer.
 func TestOpenAIClientStreams(t *testing.T) {
+	checkLeaks(t)
 	params := openai.ChatCompletionNewParams{
 		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What does tollfree do?")},
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
@@ -171,6 +172,7 @@ func TestOpenAIClientStreams(t *testing.T) {
 // TestStreamCached: a streamed answer that ended cleanly is cached, and
 // the next identical request is answered from the cache; a cut one is not.
 func TestStreamCached(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, streamChains)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.StreamCut, After: 2})
 	for i, want := range []string{"miss", "miss", "hit"} {
@@ -196,6 +198,7 @@ func TestStreamCached(t *testing.T) {
 // empty from the cache: the next route's answer is the one kept. (The
 // failover and the rest: route's TestStreamEmptyAnswerFailsOver.)
 func TestEmptyAnswerNeverCached(t *testing.T) {
+	checkLeaks(t)
 	const next = "cerebras/gpt-oss-120b"
 	for _, stream := range []bool{true, false} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
