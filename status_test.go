@@ -166,6 +166,57 @@ func TestStatusPageShowsEachState(t *testing.T) {
 	}
 }
 
+// TestAdminPausesShowInStatus: a pause set through the admin API, of a
+// route, of a route for a while (its "for" and "reason"), or of a whole
+// provider, shows in /status.json as package status reads it (paused, by
+// the key, until lifted or until the "for" is over; the chain degraded)
+// and on the page.
+func TestAdminPausesShowInStatus(t *testing.T) {
+	checkLeaks(t)
+	const (
+		big   = "groq/llama-3.3-70b-versatile"
+		small = "groq/llama-3.1-8b-instant"
+	)
+	tests := []struct {
+		name      string
+		pause     string
+		route     string
+		wantKey   string
+		wantUntil time.Duration // from t0; 0: until lifted
+		wantChain string        // answer's state; "" unchecked
+	}{
+		{"paused by hand", `{"route":"` + big + `"}`, big, big, 0, status.ChainDegraded},
+		{"paused by hand for a while", `{"route":"` + big + `","for":"2h","reason":"rotating the key"}`, big, big, 2 * time.Hour, ""},
+		{"a paused provider pauses its routes", `{"provider":"groq"}`, small, "provider:groq", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newStatusHarness(t, true)
+			h.mustAdmin("pause", tt.pause)
+			s := h.snapshot()
+			r := routeOf(t, s, tt.route)
+			if r.State != status.Paused || r.Rest == nil || r.Rest.Class != "paused" || r.Rest.Key != tt.wantKey {
+				t.Fatalf("%s: state %q, rest %+v; want paused by %s", tt.route, r.State, r.Rest, tt.wantKey)
+			}
+			switch {
+			case tt.wantUntil == 0 && r.Rest.Until != nil:
+				t.Errorf("a pause set by hand ends %v, want until lifted", r.Rest.Until)
+			case tt.wantUntil != 0 && (r.Rest.Until == nil || !r.Rest.Until.Equal(t0.Add(tt.wantUntil))):
+				t.Errorf("until = %v, want %v", r.Rest.Until, t0.Add(tt.wantUntil))
+			}
+			for _, c := range s.Chains {
+				if tt.wantChain != "" && c.Name == "answer" && c.State != tt.wantChain {
+					t.Errorf("chain answer: state %q, want %q", c.State, tt.wantChain)
+				}
+			}
+			page := string(h.get("/status").body)
+			if want := `data-route="` + tt.route + `" data-state="paused"`; !strings.Contains(page, want) {
+				t.Errorf("/status does not contain %s", want)
+			}
+		})
+	}
+}
+
 // TestStatusFigures checks the bars and the figures after traffic.
 func TestStatusFigures(t *testing.T) {
 	checkLeaks(t)
