@@ -150,7 +150,8 @@ func words(s string) []string {
 // shape, with or without the usage asked for, goes out byte for byte as
 // OpenAI's SSE format: 200, text/event-stream, one event per piece, the
 // finish, the usage chunk only when asked, [DONE]; created is when the
-// stream began (the first token). Also an answer over 64 KiB in one piece.
+// stream began (the first token); X-Tollfree-Route names the route. Also
+// an answer over 64 KiB in one piece.
 func TestStreamEncoding(t *testing.T) {
 	const route = "groq/llama-3.3-70b-versatile"
 	answer := "Hello from the tollfree emulator: this answer comes from " + route + "."
@@ -176,6 +177,9 @@ func TestStreamEncoding(t *testing.T) {
 				got := postJSON(t, srv.URL, streamBody("groq", usage))
 				if got.status != 200 || got.header.Get("Content-Type") != "text/event-stream; charset=utf-8" || got.readErr != nil {
 					t.Fatalf("status %d, Content-Type %q, read error %v: %s", got.status, got.header.Get("Content-Type"), got.readErr, got.body)
+				}
+				if r := got.header.Get(HeaderRoute); r != route {
+					t.Errorf("%s = %q, want the route that sent the first token, %s", HeaderRoute, r, route)
 				}
 				var wu *[2]int
 				if usage {
