@@ -113,6 +113,7 @@ func pageStates(t *testing.T, ctx context.Context) map[string]string {
 // TOLLFREE_UPDATE_SCREENSHOT=1) it also retakes docs/status.png, on the
 // wall clock so that the latencies shown are real.
 func TestStatusPageInBrowser(t *testing.T) {
+	checkLeaks(t)
 	shot := *updateScreenshot || os.Getenv("TOLLFREE_UPDATE_SCREENSHOT") != ""
 	var h *harness
 	if shot {
@@ -218,6 +219,7 @@ func takeScreenshot(t *testing.T, ctx context.Context, h *harness) {
 // the admin token shows the routes and works the pause and resume buttons;
 // and the tab remembers the token across a reload (issue 10 item 10).
 func TestPrivateStatusPageInBrowser(t *testing.T) {
+	checkLeaks(t)
 	h := harnessOf(t, startStackWith(t, stackOptions{providers: statusConfig, config: "gateway_keys: [${TOLLFREE_KEY}]\n",
 		env: map[string]string{"TOLLFREE_ADMIN_TOKEN": adminToken, "TOLLFREE_KEY": gatewayKey}, clock: clock.NewFake(t0)}))
 	ctx := newBrowser(t, 1280, 900)

@@ -49,6 +49,7 @@ func (h *harness) askText(chain, text string, header ...string) reply {
 // not matter; a caller can opt out; the hit is marked in the header and the
 // call log, spends nothing, and expires with its TTL.
 func TestResponseCache(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, cachedChain)
 	first := h.askText("site", "What is   tollfree?")
 	if first.status != 200 || first.header.Get("X-Tollfree-Cache") != "miss" {
@@ -102,6 +103,7 @@ func TestResponseCache(t *testing.T) {
 
 // TestCacheNeverKeepsFailures: errors and fallbacks are not cached.
 func TestCacheNeverKeepsFailures(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, cachedChain)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 	h.emu.Script("cerebras", "gpt-oss-120b", emulator.Step{Kind: emulator.HighDemand})
@@ -118,6 +120,7 @@ func TestCacheNeverKeepsFailures(t *testing.T) {
 // TestCacheCollapsesIdenticalRequests: identical requests in flight at the
 // same moment make one upstream call.
 func TestCacheCollapsesIdenticalRequests(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, cachedChain)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Answer, Delay: 2 * time.Second})
 	const n = 5

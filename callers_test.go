@@ -50,6 +50,7 @@ func (h *harness) askAs(caller, auth, question string) reply {
 // the site's cap the chain answers by search alone; the owner always gets
 // through on the reserve (seeds 000 and 004).
 func TestCallerLimits(t *testing.T) {
+	checkLeaks(t)
 	h := newHarnessEnv(t, callerChains, map[string]string{"TOLLFREE_ADMIN_TOKEN": "admin-secret-0123456789"})
 	for i := 0; i < 3; i++ {
 		if r := h.askAs("visitor-a", "", "What projects are there?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "" {
@@ -92,6 +93,7 @@ func TestCallerLimits(t *testing.T) {
 // TestSearchFallback: when every route is down, a chain with a search
 // fallback answers from the content, marked as a fallback.
 func TestSearchFallback(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, `
 chains:
   site:

@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
 )
@@ -232,15 +230,10 @@ var chaosFine = map[string]bool{"answer": true, "fallback": true, "broken": true
 // (timedFront), with chaosSlack (scaled) for the time from the deadline's
 // timer to the handler's return.
 func TestChaos(t *testing.T) {
+	checkLeaks(t)
 	if testing.Short() {
 		t.Skip("the chaos run is not short")
 	}
-	leaks := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		if err := goleak.Find(leaks); err != nil {
-			t.Errorf("goroutines left after shutdown: %v", err)
-		}
-	})
 	begin := time.Now()
 	clk := clock.NewScaled(t0, *chaosSpeed)
 	providers, chains := chaosConfig()

@@ -24,6 +24,7 @@ func newClient(h *harness) openai.Client {
 // TestOpenAIClient: the official openai-go client, unmodified, gets answers
 // (with the answering route as model, and its usage) and typed errors.
 func TestOpenAIClient(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, answerChain)
 	c := newClient(h)
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 // enter only through state/redisstore, cache/rediscache and metrics, which
 // cmd/tollfree wires.
 func TestLibraryDependencies(t *testing.T) {
+	checkLeaks(t)
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

@@ -103,6 +103,7 @@ func (h *harness) healthz() map[string]any {
 // the disk was full is held and written once it frees, with the next one;
 // /healthz says what is failing meanwhile.
 func TestCallLogKeepsLoggingAfterDiskFull(t *testing.T) {
+	checkLeaks(t)
 	disk := &fullLog{full: true}
 	h := harnessOf(t, startStackWith(t, stackOptions{config: answerChain, callLog: calllog.NewWriter(disk, calllog.Options{})}))
 
@@ -132,6 +133,7 @@ func TestCallLogKeepsLoggingAfterDiskFull(t *testing.T) {
 // the next run's first record on a line of its own, so the reader skips
 // only the cut line and parses every whole record.
 func TestCallLogTornLastLine(t *testing.T) {
+	checkLeaks(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "calls.jsonl")
 	old := `{"time":"2026-06-15T09:00:00Z","request_id":"req_old","chain":"answer","route":"groq/llama-3.3-70b-versatile","provider":"groq","model":"llama-3.3-70b-versatile","status":200,"outcome":"ok","cached":false,"latency_ms":1,"tokens_in":1,"tokens_out":1}` + "\n"
@@ -199,6 +201,7 @@ func savedRests(t *testing.T, dir string, now time.Time) map[string]bool {
 // holds at once and reaches the disk at the first flush after it frees, so
 // that a restart does not forget it (issue 10 item 9).
 func TestRestWrittenAfterDiskFrees(t *testing.T) {
+	checkLeaks(t)
 	h, disk, dir := diskFullStack(t)
 	const gone = "groq/llama-3.3-70b-versatile"
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.RateDay})
@@ -241,6 +244,7 @@ func TestRestWrittenAfterDiskFrees(t *testing.T) {
 // TestAdminPauseWithFailingPersistence: a pause that took effect while the
 // disk is full answers 200 with a warning, not 503, and holds.
 func TestAdminPauseWithFailingPersistence(t *testing.T) {
+	checkLeaks(t)
 	h, _, _ := diskFullStack(t)
 	const id = "groq/llama-3.3-70b-versatile"
 	for _, action := range []string{"pause", "resume", "pause"} {

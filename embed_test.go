@@ -15,6 +15,7 @@ import (
 // example's own go.mod and go.sum are never rewritten; the module cache
 // already holds every dependency (GOPROXY=off).
 func TestEmbedExample(t *testing.T) {
+	checkLeaks(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to build the example: %v", err)

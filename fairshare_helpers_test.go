@@ -255,3 +255,15 @@ func wantHeaders(t testing.TB, what string, r reply, want map[string]string) {
 		}
 	}
 }
+
+// waitFor polls until cond holds: for real network events only.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -19,6 +19,7 @@ import (
 // visitor limits by the request's user, and a stream's place given back
 // when the program closes it early.
 func TestLibraryCallerCheck(t *testing.T) {
+	checkLeaks(t)
 	s := startStackWith(t, stackOptions{config: fairKeys + "callers: {concurrent: 1}\n" + fairChains, env: fairEnv})
 	ctx := context.Background()
 	req := func(user string) *tollfree.Request {
@@ -72,6 +73,7 @@ func TestLibraryCallerCheck(t *testing.T) {
 // once, and does not count against its caller's limits. The owner waits
 // ahead of the visitors already queued.
 func TestGatewayBusy(t *testing.T) {
+	checkLeaks(t)
 	leaks := goleak.IgnoreCurrent()
 	t.Cleanup(func() { // runs last, after the gateway shut down
 		if err := goleak.Find(leaks); err != nil {

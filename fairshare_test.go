@@ -54,6 +54,7 @@ const behindProxy = "trusted_proxies: [127.0.0.1]\n"
 // TestLimitHour: seed 000's per-visitor hour; the refusal says which
 // limit, its value and when it resets, in OpenAI's and Groq's headers.
 func TestLimitHour(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, behindProxy+"callers: {per_hour: 3}\n"+fairChains, fairEnv, nil)
 	a := ask{from: visitorAddr("a")}
 	for i := range 3 {
@@ -73,6 +74,7 @@ func TestLimitHour(t *testing.T) {
 
 // TestLimitDay: seed 000's per-visitor day, a rolling 24 hours.
 func TestLimitDay(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, behindProxy+"callers: {per_hour: 10, per_day: 3}\n"+fairChains, fairEnv, nil)
 	a := ask{from: visitorAddr("a")}
 	for i := range 3 {
@@ -90,6 +92,7 @@ func TestLimitDay(t *testing.T) {
 // request's estimate and settled with what the answer used, so the limit
 // counts what was really used.
 func TestLimitTokensPerDay(t *testing.T) {
+	checkLeaks(t)
 	const limit = 300
 	p := newPair(t, behindProxy+"callers: {tokens_day: 300}\n"+fairChains, fairEnv, nil)
 	a := ask{from: visitorAddr("a"), maxTokens: 100}
@@ -127,6 +130,7 @@ func TestLimitTokensPerDay(t *testing.T) {
 // TestLimitConcurrent: a visitor's requests in flight at once, on either
 // instance, are capped; the cap is given back when each answer is over.
 func TestLimitConcurrent(t *testing.T) {
+	checkLeaks(t)
 	slow := map[string]time.Duration{"groq/llama-3.1-8b-instant": 30 * time.Second}
 	p := newPair(t, behindProxy+"callers: {concurrent: 2}\n"+fairChains, fairEnv, slow)
 	a := ask{from: visitorAddr("a")}
@@ -150,6 +154,7 @@ func TestLimitConcurrent(t *testing.T) {
 // ends, breaks, or its caller goes away, whichever way the answer ends,
 // and never longer: a slot that leaked would refuse the next request.
 func TestLimitConcurrentStreams(t *testing.T) {
+	checkLeaks(t)
 	leaks := goleak.IgnoreCurrent()
 	t.Cleanup(func() { // runs last, after both gateways shut down
 		if err := goleak.Find(leaks); err != nil {
@@ -225,6 +230,7 @@ func TestLimitConcurrentStreams(t *testing.T) {
 // 10 s mutes the caller for a minute, on every instance, whatever it
 // sends meanwhile; others are not affected.
 func TestLimitBurstMute(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, behindProxy+"callers: {burst: {count: 3, within: 10s, mute: 1m}}\n"+fairChains, fairEnv, nil)
 	a := ask{from: visitorAddr("a")}
 	for i := range 3 {
@@ -246,6 +252,7 @@ func TestLimitBurstMute(t *testing.T) {
 // TestLimitPerChain: a chain's own limits (chains.X.callers) count each
 // caller in that chain only.
 func TestLimitPerChain(t *testing.T) {
+	checkLeaks(t)
 	cfg := behindProxy + "callers: {per_hour: 10}\n" + strings.Replace(fairChains, "    fallback: {search: examples/content}\n",
 		"    fallback: {search: examples/content}\n    callers: {per_hour: 2}\n", 1)
 	p := newPair(t, cfg, fairEnv, nil)
@@ -271,6 +278,7 @@ gateway_keys:
 // says, unless the key narrows: then each end user is limited apart, and
 // all of them together by the key's limits.
 func TestLimitPerKey(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, fairKeys+fairChains, fairEnv, nil)
 	p.pass("team, user u1", ask{auth: fairTeam, user: "u1"})
 	p.pass("team, user u2", ask{auth: fairTeam, user: "u2"})
@@ -290,6 +298,7 @@ func TestLimitPerKey(t *testing.T) {
 // fallback answers by search, another refuses); the owner (the admin
 // token) still gets model answers, up to the whole day.
 func TestSiteCapOwnerReserve(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, behindProxy+"admin_token: ${TOLLFREE_ADMIN_TOKEN}\ncallers: {per_hour: 10, site_day: 6, reserve: 2}\n"+fairChains, fairEnv, nil)
 	for i := range 4 {
 		p.pass(fmt.Sprintf("visitor %d", i+1), ask{from: visitorAddr(fmt.Sprint("v", i))})
@@ -314,6 +323,7 @@ func TestSiteCapOwnerReserve(t *testing.T) {
 // the owner, by the admin token or a key marked owner, and gets through
 // the site's cap on the reserve.
 func TestSiteCapOwnerWithKeys(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, fairKeys+"callers: {site_day: 5, reserve: 3}\n"+fairChains, fairEnv, nil)
 	p.pass("team 1", ask{auth: fairTeam})
 	p.pass("team 2", ask{auth: fairTeam})
@@ -327,6 +337,7 @@ func TestSiteCapOwnerWithKeys(t *testing.T) {
 // TestWhoIsCallingKeys: a missing or unknown key is a 401, a chain the key
 // may not use a 403 (in OpenAI's format), and a key sees only its chains.
 func TestWhoIsCallingKeys(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, fairKeys+fairChains, fairEnv, nil)
 	for _, tc := range []struct {
 		what         string
@@ -369,6 +380,7 @@ func TestWhoIsCallingKeys(t *testing.T) {
 // field, or writes X-Tollfree-Caller, at every request is still one
 // visitor (issue 12: 5 answers of 5 at per_hour: 1).
 func TestUserFieldNamesNoOne(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, "callers: {per_hour: 2}\n"+fairChains, fairEnv, nil)
 	for i := range 2 {
 		p.pass(fmt.Sprintf("question %d", i+1), ask{user: fmt.Sprint("user-", i), header: map[string]string{"X-Tollfree-Caller": fmt.Sprint("caller-", i)}})
@@ -380,6 +392,7 @@ func TestUserFieldNamesNoOne(t *testing.T) {
 // TestSpoofedForwardedFor: X-Forwarded-For (or Forwarded) from a
 // connection that is not a trusted proxy names no one.
 func TestSpoofedForwardedFor(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, "trusted_proxies: [10.0.0.0/8]\ncallers: {per_hour: 2}\n"+fairChains, fairEnv, nil)
 	p.pass("question 1", ask{from: visitorAddr("a")})
 	p.pass("question 2", ask{from: visitorAddr("b")})
@@ -391,6 +404,7 @@ func TestSpoofedForwardedFor(t *testing.T) {
 // counted apart, by the address the proxy wrote, and what a visitor wrote
 // in the header before it is ignored.
 func TestTrustedProxyVisitors(t *testing.T) {
+	checkLeaks(t)
 	p := newPair(t, behindProxy+"callers: {per_hour: 2}\n"+fairChains, fairEnv, nil)
 	a := func(spoof string) ask { return ask{from: spoof + ", " + visitorAddr("a")} }
 	p.pass("a, question 1", a(visitorAddr("x")))
@@ -404,6 +418,7 @@ func TestTrustedProxyVisitors(t *testing.T) {
 // visitor id the gateway signs and issues, in a cookie or a header; an id
 // it did not sign is ignored.
 func TestVisitorIDs(t *testing.T) {
+	checkLeaks(t)
 	cfg := "visitor_ids: {secret: ${TOLLFREE_VISITOR_SECRET}}\ncallers: {per_hour: 2}\n" + fairChains
 	p := newPair(t, cfg, fairEnv, nil)
 	issued := func(what string, r reply) *http.Cookie {

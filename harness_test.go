@@ -20,6 +20,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/emutest"
 	"github.com/tollfree/tollfree/metrics"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/state"
@@ -27,15 +28,10 @@ import (
 )
 
 // t0 is the fake clock's start: a weekday morning in UTC.
-var t0 = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+var t0 = emutest.T0
 
 // testKeys are the keys the emulated providers expect.
-var testKeys = map[string]string{
-	"GROQ_API_KEY":       "gsk_test_groq_key_0001",
-	"GEMINI_API_KEY":     "AIzaTestGeminiKey0001",
-	"CEREBRAS_API_KEY":   "csk-test-cerebras-0001",
-	"OPENROUTER_API_KEY": "sk-or-v1-test-0001",
-}
+var testKeys = emutest.Keys
 
 // harness is a gateway served over real HTTP in front of the emulator, on
 // a fake clock.
@@ -81,16 +77,6 @@ func (r *attempts) forRequest(id string) []route.Attempt {
 	return out
 }
 
-// emulatedProviders is the providers block of a test config; EMU is
-// replaced by the emulator's URL.
-const emulatedProviders = `
-providers:
-  groq:     {preset: groq,     base_url: EMU/groq/v1,       api_key: ${GROQ_API_KEY}}
-  gemini:   {preset: gemini,   base_url: EMU/gemini/v1beta, api_key: ${GEMINI_API_KEY}}
-  cerebras: {preset: cerebras, base_url: EMU/cerebras/v1,   api_key: ${CEREBRAS_API_KEY}}
-  openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
-`
-
 // newHarness starts the emulator with the four providers and a gateway
 // configured by chains (the chains: block of a config).
 func newHarness(t *testing.T, chains string) *harness {
@@ -113,11 +99,11 @@ func harnessOf(t *testing.T, s *stack) *harness {
 // is newHarness's: the four emulated providers, a fake clock at t0.
 type stackOptions struct {
 	// providers is the providers block (EMU stands for the emulator's URL);
-	// default emulatedProviders.
+	// default emutest.Providers.
 	providers string
 	// config is the rest of the config (chains, callers...), EMU likewise.
 	config string
-	// env is read before testKeys.
+	// env is read before emutest.Keys.
 	env map[string]string
 	// clock drives the emulator and the gateway; default a clock.Fake at t0
 	// (stack.clk is then that Fake, else nil).
@@ -140,55 +126,37 @@ type stackOptions struct {
 
 // stack is an emulator and a gateway in front of it.
 type stack struct {
-	clk  *clock.Fake // nil when stackOptions.clock was not a Fake
-	emu  *emulator.Emulator
-	gw   *tollfree.Gateway
-	srv  *httptest.Server // the gateway
-	esrv *httptest.Server // the emulator
-	recs *attempts
-	plan *config.Plan
+	clk    *clock.Fake // nil when stackOptions.clock was not a Fake
+	emu    *emulator.Emulator
+	gw     *tollfree.Gateway
+	srv    *httptest.Server // the gateway
+	emuURL string           // the emulator's
+	recs   *attempts
+	plan   *config.Plan
 	// active counts requests inside the gateway's handler.
 	active *atomic.Int64
 }
 
 // startStackWith starts the emulator (every model the tests use, on the
-// four providers) and a gateway configured by o, for tests and benchmarks.
+// four providers: emutest.Start) and a gateway configured by o, for tests
+// and benchmarks.
 func startStackWith(tb testing.TB, o stackOptions) *stack {
 	tb.Helper()
 	if o.providers == "" {
-		o.providers = emulatedProviders
+		o.providers = emutest.Providers
 	}
 	if o.clock == nil {
 		o.clock = clock.NewFake(t0)
 	}
-	emu := emulator.New(emulator.Options{Clock: o.clock})
-	for _, name := range []string{"groq", "gemini", "cerebras", "openrouter"} {
-		emu.AddProvider(emulator.Provider{Name: name, Flavor: name, Key: testKeys[strings.ToUpper(name)+"_API_KEY"]})
-	}
-	for _, m := range []struct{ p, id string }{
-		{"groq", "llama-3.3-70b-versatile"}, {"groq", "llama-3.1-8b-instant"}, {"groq", "openai/gpt-oss-120b"},
-		{"gemini", "gemini-2.5-flash-lite"}, {"gemini", "gemini-2.5-flash"}, {"gemini", "gemma-3-27b-it"},
-		{"cerebras", "gpt-oss-120b"}, {"cerebras", "llama3.1-8b"},
-		{"openrouter", "openai/gpt-oss-120b:free"},
-	} {
-		emu.AddModel(m.p, emulator.Model{ID: m.id, Latency: o.latency[m.p+"/"+m.id]})
-	}
-	es := httptest.NewServer(emu)
-	tb.Cleanup(es.Close)
+	emu, emuURL := emutest.Start(tb, o.clock, o.latency)
 	if o.dataDir == "" {
 		o.dataDir = tb.TempDir()
 	}
 	if o.callLogPath == "" {
 		o.callLogPath = "off"
 	}
-	yaml := "data_dir: " + o.dataDir + "\ncall_log: " + strconv.Quote(o.callLogPath) + "\n" + strings.ReplaceAll(o.providers+o.config, "EMU", es.URL)
-	env := func(k string) string {
-		if v, ok := o.env[k]; ok {
-			return v
-		}
-		return testKeys[k]
-	}
-	plan, err := config.Parse("test.yaml", []byte(yaml), env)
+	yaml := "data_dir: " + o.dataDir + "\ncall_log: " + strconv.Quote(o.callLogPath) + "\n" + strings.ReplaceAll(o.providers+o.config, "EMU", emuURL)
+	plan, err := config.Parse("test.yaml", []byte(yaml), emutest.Env(o.env))
 	if err != nil {
 		tb.Fatalf("config: %v", err)
 	}
@@ -197,7 +165,7 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 	if err != nil {
 		tb.Fatalf("tollfree.New: %v", err)
 	}
-	s := &stack{emu: emu, gw: gw, esrv: es, recs: recs, plan: plan, active: new(atomic.Int64)}
+	s := &stack{emu: emu, gw: gw, emuURL: emuURL, recs: recs, plan: plan, active: new(atomic.Int64)}
 	s.clk, _ = o.clock.(*clock.Fake)
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.active.Add(1)
@@ -342,3 +310,17 @@ func (h *harness) rest(key string) (state.Rest, bool) {
 	}
 	return state.Rest{}, false
 }
+
+// answerChain is the chains of several end-to-end tests: four routes over
+// three providers, and a Gemini-first one.
+const answerChain = `
+chains:
+  answer:
+    routes: [groq/llama-3.3-70b-versatile, groq/llama-3.1-8b-instant, gemini/gemini-2.5-flash-lite, cerebras/gpt-oss-120b]
+    attempt_timeout: 8s
+    deadline: 25s
+  gem:
+    routes: [gemini/gemini-2.5-flash, groq/llama-3.1-8b-instant]
+    attempt_timeout: 8s
+    deadline: 25s
+`

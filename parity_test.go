@@ -73,6 +73,7 @@ type asker func(t *testing.T, s *stack, q question, stream bool) ending
 // the library skipped the caller check, the cache and the fallback, and got
 // an ExhaustedError where an HTTP caller got the chain's fallback).
 func TestLibraryAndServerAgree(t *testing.T) {
+	checkLeaks(t)
 	down := func(s *stack) {
 		s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 		s.emu.Script("cerebras", "gpt-oss-120b", emulator.Step{Kind: emulator.HighDemand})

@@ -49,6 +49,7 @@ func readmeConfig(t *testing.T, after string) string {
 // on two instances: visitors behind its proxy are counted apart and muted
 // for a burst (seed 004), get a visitor id, and the owner gets through.
 func TestReadmePublicSite(t *testing.T) {
+	checkLeaks(t)
 	env := map[string]string{"TOLLFREE_ADMIN_TOKEN": fairAdmin, "TOLLFREE_VISITOR_SECRET": fairEnv["TOLLFREE_VISITOR_SECRET"]}
 	p := newPair(t, readmeConfig(t, "A **public site assistant**"), env, nil)
 	a := ask{chain: "answer", from: visitorAddr("a")}
@@ -69,6 +70,7 @@ func TestReadmePublicSite(t *testing.T) {
 // limits; a bot's end users apart; the owner's key and the admin token
 // get through.
 func TestReadmeTeamGateway(t *testing.T) {
+	checkLeaks(t)
 	env := map[string]string{
 		"TOLLFREE_ADMIN_TOKEN": fairAdmin, "REDIS_URL": testenv.RedisURL(t),
 		"ALICE_KEY": "FAKE-alice-key-0123456789", "CI_KEY": "FAKE-ci-key-0123456789", "SUPPORT_BOT_KEY": "FAKE-support-bot-key-0123456789",

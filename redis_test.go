@@ -256,6 +256,7 @@ func hammer(t *testing.T, chain string, n, workers int, ins ...*instance) map[st
 // its cap, and every request beyond it is answered by the next route
 // (issue 5).
 func TestSharedDailyCap(t *testing.T) {
+	checkLeaks(t)
 	url := testenv.RedisURL(t)
 	ns := testenv.Namespace(t, url)
 	const capRPD, requests = 50, 90
@@ -370,6 +371,7 @@ func pauseReaches(t *testing.T, from, to *instance, emu *emulator.Emulator, clk 
 // local state; and once Redis is back, pauses reach the other instance and
 // the daily cap is held jointly again.
 func TestRedisOutage(t *testing.T) {
+	checkLeaks(t)
 	rs := testenv.StartRedis(t)
 	const (
 		ns        = "outage"
@@ -547,6 +549,7 @@ func testServeRedis(t *testing.T, bin string) {
 // to a whole local budget, and the empty Redis learnt only the outage's
 // spends: 500 calls against 300.
 func TestRedisOutageSpendsTheCapOnce(t *testing.T) {
+	checkLeaks(t)
 	rs := testenv.StartRedis(t)
 	const capRPD = 300
 	clk := clock.NewFake(t0)

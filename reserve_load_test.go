@@ -31,6 +31,7 @@ providers:
 //
 //	go test -run TestOwnerReserveUnderLoad -v .
 func TestOwnerReserveUnderLoad(t *testing.T) {
+	checkLeaks(t)
 	const (
 		visitors, each, owners = 60, 5, 20
 		siteDay, reserve       = 200, 20

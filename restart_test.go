@@ -115,6 +115,7 @@ func savedDailyUse(t *testing.T, dir string, plan *config.Plan) int64 {
 //
 // redis outage: see testServeRedis (redis_test.go).
 func TestServe(t *testing.T) {
+	checkLeaks(t)
 	bin := testenv.BuildTollfree(t)
 	t.Run("restart after SIGTERM", func(t *testing.T) { testRestart(t, bin, syscall.SIGTERM) })
 	t.Run("restart after SIGKILL", func(t *testing.T) { testRestart(t, bin, syscall.SIGKILL) })

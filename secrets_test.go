@@ -53,6 +53,7 @@ chains:
 // the answers, the status page or its JSON, the metrics, /healthz, the call
 // log, the state files or the log.
 func TestEchoedKeysNeverPublished(t *testing.T) {
+	checkLeaks(t)
 	keyFile := filepath.Join(t.TempDir(), "cerebras.key")
 	if err := os.WriteFile(keyFile, []byte(plainKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)

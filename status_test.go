@@ -132,107 +132,86 @@ func (h *harness) mustAdmin(action, body string) map[string]any {
 	return r.json(h.t)
 }
 
-// TestStatusStates scripts failures through the real server and checks that
-// /status.json tells each route's real state, why, and until when, and that
-// the page says the same.
-func TestStatusStates(t *testing.T) {
+// TestStatusPageShowsEachState: failures through the real server, the
+// day's budget and a pause through the admin API put the routes of one
+// gateway in every state at once; /status.json tells each (how it works
+// each state out from the store: package status's TestSnapshotStates) and
+// the page says the same as the JSON for every route.
+func TestStatusPageShowsEachState(t *testing.T) {
+	checkLeaks(t)
+	h := newStatusHarness(t, true)
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+	h.ask("answer") // groq's 70b rests; gemini answers
+	h.ask("small")
+	h.ask("small") // groq's 8b has spent its 2 requests of the day
+	h.mustAdmin("pause", `{"provider":"cerebras"}`)
+	s := h.snapshot()
+	for id, want := range map[string]string{
+		"groq/llama-3.3-70b-versatile": status.Resting,
+		"gemini/gemini-2.5-flash-lite": status.Ready,
+		"groq/llama-3.1-8b-instant":    status.Exhausted,
+		"cerebras/gpt-oss-120b":        status.Paused,
+		"mistral/mistral-small-latest": status.Disabled,
+	} {
+		if got := routeOf(t, s, id).State; got != want {
+			t.Errorf("%s: state = %q, want %q", id, got, want)
+		}
+	}
+	// The page says the same as the JSON.
+	page := string(h.get("/status").body)
+	for _, r := range s.Routes {
+		want := `data-route="` + r.ID + `" data-state="` + r.State + `"`
+		if !strings.Contains(page, want) {
+			t.Errorf("/status does not contain %s", want)
+		}
+	}
+}
+
+// TestAdminPausesShowInStatus: a pause set through the admin API, of a
+// route, of a route for a while (its "for" and "reason"), or of a whole
+// provider, shows in /status.json as package status reads it (paused, by
+// the key, until lifted or until the "for" is over; the chain degraded)
+// and on the page.
+func TestAdminPausesShowInStatus(t *testing.T) {
+	checkLeaks(t)
 	const (
 		big   = "groq/llama-3.3-70b-versatile"
 		small = "groq/llama-3.1-8b-instant"
 	)
 	tests := []struct {
 		name      string
-		setup     func(h *harness)
+		pause     string
 		route     string
-		wantState string
-		wantClass string
-		wantKey   string        // the rest's key
-		wantUntil time.Duration // from t0; 0: no until (a pause) or unchecked
-		chain     string        // a chain whose state is checked
-		wantChain string
+		wantKey   string
+		wantUntil time.Duration // from t0; 0: until lifted
+		wantChain string        // answer's state; "" unchecked
 	}{
-		{name: "ready", setup: func(h *harness) { h.ask("answer") },
-			route: big, wantState: status.Ready, chain: "answer", wantChain: status.ChainReady},
-		{name: "resting after a 503, for 30s", setup: func(h *harness) {
-			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
-			h.ask("answer")
-		}, route: big, wantState: status.Resting, wantClass: "overloaded", wantKey: big, wantUntil: 30 * time.Second,
-			chain: "answer", wantChain: status.ChainDegraded},
-		{name: "a dead key rests the whole provider", setup: func(h *harness) {
-			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Unauthorized})
-			h.ask("answer")
-		}, route: small, wantState: status.Resting, wantClass: "auth", wantKey: "provider:groq", wantUntil: time.Hour,
-			chain: "small", wantChain: status.ChainDegraded},
-		{name: "out of today's quota after a daily 429", setup: func(h *harness) {
-			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.RateDay, RetryAfter: 3 * time.Hour})
-			h.ask("answer")
-		}, route: big, wantState: status.Exhausted, wantClass: "rate_day", wantKey: big, wantUntil: 3 * time.Hour},
-		{name: "out of today's quota by the day's budget", setup: func(h *harness) {
-			h.ask("small")
-			h.ask("small")
-		}, route: small, wantState: status.Exhausted, wantClass: "budget", wantKey: "rpd"},
-		{name: "paused by hand", setup: func(h *harness) {
-			h.mustAdmin("pause", `{"route":"`+big+`"}`)
-		}, route: big, wantState: status.Paused, wantClass: "paused", wantKey: big,
-			chain: "answer", wantChain: status.ChainDegraded},
-		{name: "paused by hand for a while", setup: func(h *harness) {
-			h.mustAdmin("pause", `{"route":"`+big+`","for":"2h","reason":"rotating the key"}`)
-		}, route: big, wantState: status.Paused, wantClass: "paused", wantKey: big, wantUntil: 2 * time.Hour},
-		{name: "a paused provider pauses its routes", setup: func(h *harness) {
-			h.mustAdmin("pause", `{"provider":"groq"}`)
-		}, route: small, wantState: status.Paused, wantClass: "paused", wantKey: "provider:groq"},
-		{name: "disabled without a key", setup: func(h *harness) {},
-			route: "mistral/mistral-small-latest", wantState: status.Disabled, wantClass: "disabled"},
+		{"paused by hand", `{"route":"` + big + `"}`, big, big, 0, status.ChainDegraded},
+		{"paused by hand for a while", `{"route":"` + big + `","for":"2h","reason":"rotating the key"}`, big, big, 2 * time.Hour, ""},
+		{"a paused provider pauses its routes", `{"provider":"groq"}`, small, "provider:groq", 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newStatusHarness(t, true)
-			tt.setup(h)
+			h.mustAdmin("pause", tt.pause)
 			s := h.snapshot()
 			r := routeOf(t, s, tt.route)
-			if r.State != tt.wantState {
-				t.Fatalf("%s: state = %q, want %q (rest %+v)", tt.route, r.State, tt.wantState, r.Rest)
+			if r.State != status.Paused || r.Rest == nil || r.Rest.Class != "paused" || r.Rest.Key != tt.wantKey {
+				t.Fatalf("%s: state %q, rest %+v; want paused by %s", tt.route, r.State, r.Rest, tt.wantKey)
 			}
-			if tt.wantState == status.Ready {
-				if r.Rest != nil {
-					t.Errorf("ready route has a rest: %+v", r.Rest)
-				}
-			} else {
-				if r.Rest == nil {
-					t.Fatalf("%s: no rest in /status.json", tt.route)
-				}
-				if r.Rest.Class != tt.wantClass {
-					t.Errorf("rest class = %q, want %q", r.Rest.Class, tt.wantClass)
-				}
-				if tt.wantKey != "" && r.Rest.Key != tt.wantKey {
-					t.Errorf("rest key = %q, want %q", r.Rest.Key, tt.wantKey)
-				}
-				switch {
-				case tt.wantUntil != 0:
-					if r.Rest.Until == nil || !r.Rest.Until.Equal(t0.Add(tt.wantUntil)) {
-						t.Errorf("until = %v, want %v", r.Rest.Until, t0.Add(tt.wantUntil))
-					}
-				case tt.wantState == status.Paused:
-					if r.Rest.Until != nil {
-						t.Errorf("a pause set by hand ends %v, want until lifted", r.Rest.Until)
-					}
-				case tt.wantState == status.Exhausted:
-					if r.Rest.Until == nil || !r.Rest.Until.After(t0) {
-						t.Errorf("exhausted until %v, want a reset after %v", r.Rest.Until, t0)
-					}
+			switch {
+			case tt.wantUntil == 0 && r.Rest.Until != nil:
+				t.Errorf("a pause set by hand ends %v, want until lifted", r.Rest.Until)
+			case tt.wantUntil != 0 && (r.Rest.Until == nil || !r.Rest.Until.Equal(t0.Add(tt.wantUntil))):
+				t.Errorf("until = %v, want %v", r.Rest.Until, t0.Add(tt.wantUntil))
+			}
+			for _, c := range s.Chains {
+				if tt.wantChain != "" && c.Name == "answer" && c.State != tt.wantChain {
+					t.Errorf("chain answer: state %q, want %q", c.State, tt.wantChain)
 				}
 			}
-			if tt.chain != "" {
-				for _, c := range s.Chains {
-					if c.Name == tt.chain && c.State != tt.wantChain {
-						t.Errorf("chain %s: state %q, want %q", c.Name, c.State, tt.wantChain)
-					}
-				}
-			}
-			// The page says the same as the JSON.
 			page := string(h.get("/status").body)
-			want := `data-route="` + tt.route + `" data-state="` + tt.wantState + `"`
-			if !strings.Contains(page, want) {
+			if want := `data-route="` + tt.route + `" data-state="paused"`; !strings.Contains(page, want) {
 				t.Errorf("/status does not contain %s", want)
 			}
 		})
@@ -241,6 +220,7 @@ func TestStatusStates(t *testing.T) {
 
 // TestStatusFigures checks the bars and the figures after traffic.
 func TestStatusFigures(t *testing.T) {
+	checkLeaks(t)
 	h := newStatusHarness(t, false)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 	h.ask("answer") // groq fails over to gemini
@@ -285,6 +265,7 @@ func TestStatusFigures(t *testing.T) {
 // TestAdminAuth covers who may act, and that nothing changes when the
 // action is refused.
 func TestAdminAuth(t *testing.T) {
+	checkLeaks(t)
 	const body = `{"route":"groq/llama-3.3-70b-versatile"}`
 	tests := []struct {
 		name       string
@@ -332,6 +313,7 @@ func TestAdminAuth(t *testing.T) {
 // TestAdminPauseResume checks that a pause takes the route out of the next
 // request and a resume puts it back, for a route and for a provider.
 func TestAdminPauseResume(t *testing.T) {
+	checkLeaks(t)
 	tests := []struct {
 		name   string
 		target string
@@ -362,6 +344,7 @@ func TestAdminPauseResume(t *testing.T) {
 // TestAdminProbe checks seed 004's rule: a probe that succeeds resumes a
 // route rested automatically, but a pause set by hand stays.
 func TestAdminProbe(t *testing.T) {
+	checkLeaks(t)
 	const big = "groq/llama-3.3-70b-versatile"
 	tests := []struct {
 		name      string
@@ -408,6 +391,7 @@ func TestAdminProbe(t *testing.T) {
 // TestMetrics checks /metrics after traffic: parsed with Prometheus's own
 // parser, with every label inside the closed vocabulary.
 func TestMetrics(t *testing.T) {
+	checkLeaks(t)
 	h := newStatusHarness(t, true)
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 	h.ask("answer")
@@ -526,6 +510,7 @@ func TestMetrics(t *testing.T) {
 // traffic and failures with them, and checks that none of them appears on
 // the status page, its JSON, its live part or the metrics.
 func TestNothingSecretShows(t *testing.T) {
+	checkLeaks(t)
 	const (
 		prompt = "PLANTED-PROMPT zebra quartz lantern 4417"
 		answer = "PLANTED-ANSWER ochre violin 9923"
@@ -555,5 +540,43 @@ func TestNothingSecretShows(t *testing.T) {
 				t.Errorf("GET %s shows a secret or user text (%d bytes planted)", path, len(s))
 			}
 		}
+	}
+}
+
+// silentChain is a chain whose first route the status tests make hang, so
+// that it loses every hedge race to the second.
+const silentChain = `
+chains:
+  fast:
+    routes: [groq/llama-3.3-70b-versatile, cerebras/gpt-oss-120b]
+    attempt_timeout: 8s
+    deadline: 25s
+    hedge_delay: 3s
+`
+
+// TestStatusShowsSilentLosses (issue 10, item 5): a route that hangs and
+// loses two hedge races in a row rests as a timeout, and /status.json
+// shows it resting (timeout), with its 2 silent losses and silent_loser as
+// its last error: the router's records reach the status through the
+// gateway. (The races and the rest themselves: route's
+// TestHedgeSilentLoserRests.)
+func TestStatusShowsSilentLosses(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, silentChain)
+	const hung = "groq/llama-3.3-70b-versatile"
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.Hang})
+	for n := 1; n <= 2; n++ {
+		done := h.askAsync("fast")
+		h.waitCalls("groq", "llama-3.3-70b-versatile", n)
+		h.clk.Advance(3 * time.Second)
+		if got := <-done; got.status != 200 || got.json(t)["model"] != "cerebras/gpt-oss-120b" {
+			t.Fatalf("request %d: got %d %s, want cerebras/gpt-oss-120b's answer", n, got.status, got.body)
+		}
+		h.waitIdle()
+		h.gw.Router().Close() // the loser is wound down and recorded
+	}
+	rt := routeOf(t, h.snapshot(), hung)
+	if rt.State != status.Resting || rt.Rest == nil || rt.Rest.Class != "timeout" || rt.SilentLosses != 2 || rt.LastError != "silent_loser" {
+		t.Errorf("/status.json shows %s as %+v (rest %+v), want resting (timeout) with 2 silent losses, last error silent_loser", hung, rt, rt.Rest)
 	}
 }

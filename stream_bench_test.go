@@ -47,7 +47,7 @@ func BenchmarkStream(b *testing.B) {
 	for _, bb := range []struct {
 		name, url, body, key string
 	}{
-		{"direct", s.emu.BaseURL(s.esrv.URL, "groq") + "/chat/completions", direct, testKeys["GROQ_API_KEY"]},
+		{"direct", s.emu.BaseURL(s.emuURL, "groq") + "/chat/completions", direct, testKeys["GROQ_API_KEY"]},
 		{"gateway", s.srv.URL + "/v1/chat/completions", gateway, ""},
 	} {
 		b.Run(bb.name, func(b *testing.B) {

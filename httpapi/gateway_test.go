@@ -50,14 +50,19 @@ func (f *fakeGateway) ServeStream(_ context.Context, ch *config.Chain, c llm.Cal
 	return &s, nil
 }
 
-// chunks is a ChunkStream of chunks given in advance.
+// chunks is a ChunkStream of chunks given in advance, then err (io.EOF
+// when nil).
 type chunks struct {
 	c     []llm.Chunk
 	usage llm.Usage
+	err   error
 }
 
 func (s *chunks) Next() (llm.Chunk, error) {
 	if len(s.c) == 0 {
+		if s.err != nil {
+			return llm.Chunk{}, s.err
+		}
 		return llm.Chunk{}, io.EOF
 	}
 	c := s.c[0]
@@ -118,6 +123,36 @@ func TestServerOnlyEncodes(t *testing.T) {
 			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "30"}, wantInBody: []string{`"code":"no_route_available"`}},
 		{name: "the caller's bad request", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.BadRequest, Status: 400, Message: "temperature must be at most 2"}},
 			wantStatus: 400, wantInBody: []string{`"code":"bad_request"`, "temperature must be at most 2"}},
+		// A waiting chain whose soonest route is past its wait cap (package
+		// route's TestRoleChainFailsAtOnceOverItsCap): its error, naming
+		// each limited route and until when, is the message.
+		{name: "no route within the wait cap", gw: fakeGateway{err: &route.ExhaustedError{Chain: "answer", RetryAt: t0.Add(3 * time.Hour), OverWaitCap: time.Minute,
+			Skips: []route.Skip{{Route: "groq/openai/gpt-oss-120b", Reason: "rate_day", Until: t0.Add(3 * time.Hour)}, {Route: "cerebras/gpt-oss-120b", Reason: "rate_day", Until: t0.Add(14 * time.Hour)}}}},
+			wantStatus: 503, wantHeader: map[string]string{"Retry-After": "10800"},
+			wantInBody: []string{`"code":"no_route_available"`, "groq/openai/gpt-oss-120b", "cerebras/gpt-oss-120b", "until 2026-06-15T13:00:00Z", "wait cap"}},
+		// A parameter of the caller's that no route takes (package route's
+		// TestCallerParamNoRouteTakesIt): a 400 in OpenAI's words naming
+		// it, with the provider's reason; not an outage.
+		{name: "a parameter no route takes", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Unsupported, Status: 400, Param: "logit_bias",
+			Message: "Unsupported parameter: 'logit_bias' is not supported with this model."}},
+			wantStatus: 400, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""},
+			wantInBody: []string{`"code":"unsupported_parameter"`, `"param":"logit_bias"`, `"type":"invalid_request_error"`, "Unsupported parameter: 'logit_bias' is not supported with this model."}},
+		{name: "a parameter no route takes, streamed", stream: true, gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Unsupported, Status: 400, Param: "logit_bias",
+			Message: "`logit_bias` is not supported with this model"}},
+			wantStatus: 400, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""},
+			wantInBody: []string{`"code":"unsupported_parameter"`, `"param":"logit_bias"`, `"type":"invalid_request_error"`, "`logit_bias` is not supported with this model"}},
+		// A request too long for every route (package route's
+		// TestContextFitsEachRoute), streamed or not.
+		{name: "too long for every route", gw: fakeGateway{err: &route.TooLargeError{Chain: "answer", Tokens: 4620, Largest: 1000}},
+			wantStatus: 400, wantInBody: []string{`"code":"context_length_exceeded"`, `"param":"messages"`, "too long for every route", "the largest context is 1000 tokens"}},
+		{name: "too long for every route, streamed", stream: true, gw: fakeGateway{err: &route.TooLargeError{Chain: "answer", Tokens: 4620, Largest: 1000}},
+			wantStatus: 400, wantInBody: []string{`"code":"context_length_exceeded"`, "too long for every route", "the largest context is 1000 tokens"}},
+		// A refusal is the caller's too; OpenAI's code for it (the router's
+		// TestDecisionTable, "refused goes back to the caller").
+		{name: "a refusal", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 400, Message: "the request was refused by the provider's content policy"}},
+			wantStatus: 400, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""}, wantInBody: []string{`"code":"content_filter"`, "content policy"}},
+		{name: "a refusal in a 200 (Gemini's blockReason)", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 200, Message: "blocked: SAFETY"}},
+			wantStatus: 400, wantInBody: []string{`"code":"content_filter"`, "blocked: SAFETY"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,5 +193,40 @@ func TestServerOnlyEncodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// errorOf returns the error object of OpenAI's error envelope in body.
+func errorOf(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var m struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.Error == nil {
+		t.Fatalf("no error envelope (%v) in %.300s", err, body)
+	}
+	return m.Error
+}
+
+// TestCallerFieldsReachTheGateway: the caller's fields that a route may
+// refuse reach the Gateway as sent, for the router to hand to each route
+// and to tell whose a refused one was (package route's
+// TestCallerParamSkipsRoute): fields the API does not know verbatim in
+// Extra, reasoning_effort and temperature as such.
+func TestCallerFieldsReachTheGateway(t *testing.T) {
+	gw := &fakeGateway{answer: &llm.Answer{Response: llm.Response{Content: "hi", FinishReason: "stop"}, ServedBy: llm.ServedByRoute, Route: "up/m1"}}
+	srv := New(Options{Plan: testPlan(), Gateway: gw, Clock: clock.NewFake(t0)})
+	body := `{"model":"answer","logit_bias":{"50256":-100},"store":true,"reasoning_effort":"low","temperature":0.2,"messages":[{"role":"user","content":"What does tollfree do?"}]}`
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	req := gw.call.Request
+	if req == nil || string(req.Extra["logit_bias"]) != `{"50256":-100}` || string(req.Extra["store"]) != "true" ||
+		req.ReasoningEffort != "low" || req.Temperature == nil || *req.Temperature != 0.2 {
+		t.Errorf("the Gateway got %+v", req)
 	}
 }

@@ -1,21 +1,26 @@
-package tollfree_test
+package route
 
 import (
-	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/emutest"
 )
 
 // Issue 10, item 1: a parameter the caller sent that a route does not take
 // skips that route for this request only (DESIGN.md, "unsupported here");
-// only a refused setting of the route's own rests it (bad config).
+// only a refused setting of the route's own rests it (bad config). A route
+// that does not rest is ready in the status (package status's
+// TestSnapshotStates); one resting for bad config shows it there too.
 
 // gemCompatProviders adds Gemini's OpenAI-compatible endpoint, which
 // refuses every field it does not know (PROVIDERS.md §1).
-const gemCompatProviders = emulatedProviders + `
+const gemCompatProviders = emutest.Providers + `
   gemcompat: {dialect: openai, base_url: EMU/gemini/v1beta/openai, api_key: ${GEMINI_API_KEY}}
 `
 
@@ -44,32 +49,39 @@ chains:
     fallback: {message: "The assistant is resting; try again soon."}
 `
 
-// askWith sends a one-question request on chain with extra top-level
-// fields (`"logit_bias":{...}`), "" for none.
-func (h *harness) askWith(chain, extra string) reply {
-	h.t.Helper()
-	body := `{"model":"` + chain + `","messages":[{"role":"user","content":"What does tollfree do?"}]`
-	if extra != "" {
-		body += "," + extra
+// askWith answers the tests' question on chain with extra top-level fields
+// of the caller's (as the HTTP API decodes them: unknown fields verbatim in
+// Extra, stream in Stream), streamed or not. It returns the request id,
+// the route that answered, and the error.
+func (s *stack) askWith(chain string, extra map[string]string, stream bool) (id, route string, err error) {
+	s.t.Helper()
+	req := question(emutest.Question)
+	req.Stream = stream
+	for k, v := range extra {
+		switch k {
+		case "temperature":
+			var f float64
+			if err := json.Unmarshal([]byte(v), &f); err != nil {
+				s.t.Fatal(err)
+			}
+			req.Temperature = &f
+		case "reasoning_effort":
+			if err := json.Unmarshal([]byte(v), &req.ReasoningEffort); err != nil {
+				s.t.Fatal(err)
+			}
+		default:
+			if req.Extra == nil {
+				req.Extra = make(map[string]json.RawMessage)
+			}
+			req.Extra[k] = json.RawMessage(v)
+		}
 	}
-	return h.post("/v1/chat/completions", "application/json", []byte(body+"}"))
-}
-
-// noRests fails the test if anything rests.
-func (h *harness) noRests() {
-	h.t.Helper()
-	rs, err := h.store.Rests(context.Background(), h.clk.Now())
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if len(rs) != 0 {
-		h.t.Fatalf("rests = %+v, want none: a caller's parameter rested a route", rs)
-	}
+	return s.answerOrStream(chain, req)
 }
 
 // TestCallerParamSkipsRoute: the first route refuses a field the caller
 // sent, in its provider's words; the second answers; the first is not
-// rested (store and /status.json), and the next plain request goes to it.
+// rested, and the next plain request goes to it.
 func TestCallerParamSkipsRoute(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -77,42 +89,39 @@ func TestCallerParamSkipsRoute(t *testing.T) {
 		first       string // provider/model that refuses
 		second      string // provider/model that answers
 		refuses     []string
-		extra       string
+		extra       map[string]string
 		wantInError string // what the refusal names, in the call record
 	}{
 		{name: "groq: `logit_bias` is not supported with this model", chain: "two",
 			first: "groq/llama-3.3-70b-versatile", second: "cerebras/gpt-oss-120b",
-			refuses: []string{"logit_bias"}, extra: `"logit_bias":{"50256":-100}`, wantInError: "logit_bias"},
+			refuses: []string{"logit_bias"}, extra: map[string]string{"logit_bias": `{"50256":-100}`}, wantInError: "logit_bias"},
 		{name: "groq: reasoning_effort on a model without reasoning", chain: "two",
 			first: "groq/llama-3.3-70b-versatile", second: "cerebras/gpt-oss-120b",
-			refuses: []string{"reasoning_effort"}, extra: `"reasoning_effort":"low"`, wantInError: "reasoning_effort"},
+			refuses: []string{"reasoning_effort"}, extra: map[string]string{"reasoning_effort": `"low"`}, wantInError: "reasoning_effort"},
 		{name: "cerebras: property 'x' is unsupported", chain: "cer",
 			first: "cerebras/gpt-oss-120b", second: "groq/llama-3.1-8b-instant",
-			refuses: []string{"logit_bias"}, extra: `"logit_bias":{"50256":-100}`, wantInError: "logit_bias"},
+			refuses: []string{"logit_bias"}, extra: map[string]string{"logit_bias": `{"50256":-100}`}, wantInError: "logit_bias"},
 		{name: `gemini openai-compat: Unknown name "store"`, chain: "compat",
 			first: "gemcompat/gemini-2.5-flash", second: "groq/llama-3.1-8b-instant",
-			extra: `"store":true`, wantInError: "store"},
+			extra: map[string]string{"store": `true`}, wantInError: "store"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := harnessOf(t, startStackWith(t, stackOptions{providers: gemCompatProviders, config: unsupportedChains}))
+			s := newStackWith(t, stackOptions{providers: gemCompatProviders, chains: unsupportedChains})
 			fp, fm, _ := strings.Cut(tt.first, "/")
 			emuProvider := fp
 			if fp == "gemcompat" {
 				emuProvider = "gemini" // the same emulated account
 			}
 			if tt.refuses != nil {
-				h.emu.AddModel(emuProvider, emulator.Model{ID: fm, Unsupported: tt.refuses})
+				s.emu.AddModel(emuProvider, emulator.Model{ID: fm, Unsupported: tt.refuses})
 			}
-			got := h.askWith(tt.chain, tt.extra)
-			if got.status != 200 {
-				t.Fatalf("status %d, want 200 from %s: %s", got.status, tt.second, got.body)
-			}
-			if m := got.json(t)["model"]; m != tt.second {
-				t.Fatalf("answered by %v, want %s", m, tt.second)
+			id, route, err := s.askWith(tt.chain, tt.extra, false)
+			if err != nil || route != tt.second {
+				t.Fatalf("answered by %q (%v), want %s", route, err, tt.second)
 			}
 			var refused bool
-			for _, a := range h.recs.forRequest(got.header.Get("X-Request-Id")) {
+			for _, a := range s.recs.forRequest(id) {
 				if a.Route == tt.first {
 					refused = a.Class.String() == "unsupported" && strings.Contains(a.Error, tt.wantInError) && a.RestKey.IsZero()
 					if !refused {
@@ -123,16 +132,13 @@ func TestCallerParamSkipsRoute(t *testing.T) {
 			if !refused {
 				t.Errorf("no unsupported attempt on %s recorded", tt.first)
 			}
-			h.noRests()
-			if st := routeOf(t, h.snapshot(), tt.first); st.State != "ready" || st.Rest != nil {
-				t.Errorf("/status.json: %s is %s (%+v), want ready", tt.first, st.State, st.Rest)
-			}
+			s.noRests()
 			// The route is not rested: the next plain request goes to it.
-			before := h.emu.Calls(emuProvider, fm)
-			if r := h.askWith(tt.chain, ""); r.status != 200 || r.json(t)["model"] != tt.first {
-				t.Fatalf("plain request: status %d, model %v, want %s: %s", r.status, r.json(t)["model"], tt.first, r.body)
+			before := s.emu.Calls(emuProvider, fm)
+			if _, route, err := s.askWith(tt.chain, nil, false); err != nil || route != tt.first {
+				t.Fatalf("plain request: answered by %q (%v), want %s", route, err, tt.first)
 			}
-			if n := h.emu.Calls(emuProvider, fm); n != before+1 {
+			if n := s.emu.Calls(emuProvider, fm); n != before+1 {
 				t.Errorf("%s got %d calls for the plain request, want 1", tt.first, n-before)
 			}
 		})
@@ -140,10 +146,12 @@ func TestCallerParamSkipsRoute(t *testing.T) {
 }
 
 // TestCallerParamNoRouteTakesIt: when every route refuses the caller's
-// field, the caller gets a 400 in OpenAI's error format with the provider's
-// reason naming it (not a 503 or the fallback), and nothing rests. The
-// mixed chain is the issue's case: OpenAI's "Unsupported parameter" and
-// Gemini's "Unknown name" used to rest both routes for 6 h.
+// field, the caller gets a CallerError of class unsupported naming the
+// parameter, with the provider's reason (not an ExhaustedError, so not a
+// 503 or the fallback: the HTTP API's 400 unsupported_parameter is
+// httpapi's TestServerOnlyEncodes), and nothing rests. The mixed chain is
+// the issue's case: OpenAI's "Unsupported parameter" and Gemini's "Unknown
+// name" used to rest both routes for 6 h.
 func TestCallerParamNoRouteTakesIt(t *testing.T) {
 	tests := []struct {
 		chain   string
@@ -165,38 +173,31 @@ func TestCallerParamNoRouteTakesIt(t *testing.T) {
 				name = tt.chain + "/stream"
 			}
 			t.Run(name, func(t *testing.T) {
-				h := harnessOf(t, startStackWith(t, stackOptions{providers: gemCompatProviders, config: unsupportedChains}))
+				s := newStackWith(t, stackOptions{providers: gemCompatProviders, chains: unsupportedChains})
 				for _, r := range tt.refuses {
 					p, m, _ := strings.Cut(r, "/")
-					h.emu.AddModel(p, emulator.Model{ID: m, Unsupported: []string{"logit_bias"}})
+					s.emu.AddModel(p, emulator.Model{ID: m, Unsupported: []string{"logit_bias"}})
 				}
-				extra := `"logit_bias":{"50256":-100}`
-				if stream {
-					extra += `,"stream":true`
+				_, _, err := s.askWith(tt.chain, map[string]string{"logit_bias": `{"50256":-100}`}, stream)
+				var ce *CallerError
+				if !errors.As(err, &ce) {
+					t.Fatalf("err %v, want a CallerError", err)
 				}
-				got := h.askWith(tt.chain, extra)
-				if got.status != 400 {
-					t.Fatalf("status %d, want 400: %s", got.status, got.body)
+				if ce.Class != failure.Unsupported || ce.Param != "logit_bias" {
+					t.Errorf("error %+v, want class unsupported, param logit_bias", ce)
 				}
-				e, _ := got.json(t)["error"].(map[string]any)
-				if e["code"] != "unsupported_parameter" || e["param"] != "logit_bias" || e["type"] != "invalid_request_error" {
-					t.Errorf("error = %v, want code unsupported_parameter, param logit_bias, type invalid_request_error", e)
-				}
-				if msg, _ := e["message"].(string); !strings.Contains(msg, tt.wantMsg) {
-					t.Errorf("message %q does not give the provider's reason %q", msg, tt.wantMsg)
-				}
-				if got.header.Get("X-Tollfree-Fallback") != "" || got.header.Get("Retry-After") != "" {
-					t.Errorf("a refused parameter answered as an outage: %v", got.header)
+				if !strings.Contains(ce.Message, tt.wantMsg) {
+					t.Errorf("message %q does not give the provider's reason %q", ce.Message, tt.wantMsg)
 				}
 				for _, r := range tt.routes {
 					p, m, _ := strings.Cut(r, "/")
-					if n := h.emu.Calls(p, m); n != 1 {
+					if n := s.emu.Calls(p, m); n != 1 {
 						t.Errorf("%s called %d times, want 1", r, n)
 					}
 				}
-				h.noRests()
-				if r := h.askWith(tt.chain, ""); r.status != 200 {
-					t.Fatalf("plain request: status %d: %s", r.status, r.body)
+				s.noRests()
+				if _, _, err := s.askWith(tt.chain, nil, false); err != nil {
+					t.Fatalf("plain request: %v", err)
 				}
 			})
 		}
@@ -223,24 +224,20 @@ providers:
 // the model refuses is bad config: the route rests 6 h and the next route
 // answers, whatever the caller sent.
 func TestRouteOwnFieldRests(t *testing.T) {
-	h := harnessOf(t, startStackWith(t, stackOptions{providers: ownFieldProviders, config: unsupportedChains}))
-	h.emu.AddModel("cerebras", emulator.Model{ID: "gpt-oss-120b", Unsupported: []string{"clear_thinking"}})
-	got := h.askWith("cer", `"temperature":0.2`)
-	if got.status != 200 || got.json(t)["model"] != "groq/llama-3.1-8b-instant" {
-		t.Fatalf("status %d, want 200 from groq/llama-3.1-8b-instant: %s", got.status, got.body)
+	s := newStackWith(t, stackOptions{providers: ownFieldProviders, chains: unsupportedChains})
+	s.emu.AddModel("cerebras", emulator.Model{ID: "gpt-oss-120b", Unsupported: []string{"clear_thinking"}})
+	if _, route, err := s.askWith("cer", map[string]string{"temperature": "0.2"}, false); err != nil || route != "groq/llama-3.1-8b-instant" {
+		t.Fatalf("answered by %q (%v), want groq/llama-3.1-8b-instant", route, err)
 	}
-	rest, ok := h.rest("cerebras/gpt-oss-120b")
+	rest, ok := s.rest("cerebras/gpt-oss-120b")
 	if !ok || rest.Class != "bad_config" || !rest.Until.Equal(t0.Add(6*time.Hour)) {
 		t.Fatalf("rest = %+v (found %v), want bad_config until t0+6h", rest, ok)
 	}
-	if st := routeOf(t, h.snapshot(), "cerebras/gpt-oss-120b"); st.Rest == nil || st.Rest.Class != "bad_config" {
-		t.Errorf("/status.json shows %s %+v, want resting bad_config", st.State, st.Rest)
+	before := s.emu.Calls("cerebras", "gpt-oss-120b")
+	if _, route, err := s.askWith("cer", nil, false); err != nil || route != "groq/llama-3.1-8b-instant" {
+		t.Fatalf("second request: answered by %q (%v)", route, err)
 	}
-	before := h.emu.Calls("cerebras", "gpt-oss-120b")
-	if r := h.askWith("cer", ""); r.status != 200 || r.json(t)["model"] != "groq/llama-3.1-8b-instant" {
-		t.Fatalf("second request: status %d: %s", r.status, r.body)
-	}
-	if n := h.emu.Calls("cerebras", "gpt-oss-120b"); n != before {
+	if n := s.emu.Calls("cerebras", "gpt-oss-120b"); n != before {
 		t.Errorf("the resting route was called %d times", n-before)
 	}
 }

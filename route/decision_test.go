@@ -1,16 +1,18 @@
-package tollfree_test
+package route
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/emutest"
 )
 
-// ownThinkingProviders is emulatedProviders with a thinking level of the
+// ownThinkingProviders is emutest.Providers with a thinking level of the
 // route's own on gemini-2.5-flash, which a 2.5 model refuses: the decision
 // table's "bad config" (a setting the caller did not send).
 const ownThinkingProviders = `
@@ -39,109 +41,105 @@ chains:
 `
 
 // TestDecisionTable drives every row of DESIGN.md's decision table through
-// the real server: the first route fails as scripted, and the test checks
-// which route answered, what the caller saw, and what rests, until when.
+// the router: the first route fails as scripted, and the test checks which
+// route answered, what the caller got, and what rests, until when. (How
+// the HTTP API answers each ending, a route's answer or a CallerError of a
+// class, with the route and the request id in its headers, is httpapi's
+// TestServerOnlyEncodes.)
 func TestDecisionTable(t *testing.T) {
-	laMidnight := time.Date(2026, 6, 16, 7, 0, 0, 0, time.UTC) // 00:00 PDT after t0
 	tests := []struct {
-		name       string
-		chain      string
-		provider   string // the failing first route
-		model      string
-		step       emulator.Step
-		wantStatus int
-		wantRoute  string // the route that answered ("" when the caller gets an error)
-		wantCode   string // the error code the caller sees
-		restKey    string // "" when nothing may rest
-		restClass  string
-		restFor    time.Duration // from t0
-		restUntil  time.Time     // when set, instead of restFor
-		notCalled  []string      // provider/model that must not have been called
-		providers  string        // the providers block, when not emulatedProviders
+		name      string
+		chain     string
+		provider  string // the failing first route
+		model     string
+		step      emulator.Step
+		wantErr   failure.Class // the class of the CallerError the caller gets (failure.OK: an answer)
+		wantRoute string        // the route that answered ("" when the caller gets an error)
+		restKey   string        // "" when nothing may rest
+		restClass string
+		restFor   time.Duration // from t0
+		restUntil time.Time     // when set, instead of restFor
+		notCalled []string      // provider/model that must not have been called
+		providers string        // the providers block, when not emutest.Providers
 	}{
 		{name: "ok", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Answer},
-			wantStatus: 200, wantRoute: "groq/llama-3.3-70b-versatile", notCalled: []string{"groq/llama-3.1-8b-instant"}},
+			wantRoute: "groq/llama-3.3-70b-versatile", notCalled: []string{"groq/llama-3.1-8b-instant"}},
 		{name: "empty", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Empty},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "empty", restFor: 30 * time.Second},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "empty", restFor: 30 * time.Second},
 		{name: "malformed body", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Malformed},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "empty", restFor: 30 * time.Second},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "empty", restFor: 30 * time.Second},
 		{name: "rate per minute, short retry-after clamped to 20s", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.RateMinute, RetryAfter: 2 * time.Second},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 20 * time.Second},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 20 * time.Second},
 		{name: "rate per minute, retry-after kept", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.RateMinute, RetryAfter: 90 * time.Second},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 90 * time.Second},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 90 * time.Second},
 		{name: "rate per minute, long retry-after clamped to 5m", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.RateMinute, RetryAfter: 7 * time.Minute},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 5 * time.Minute},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 5 * time.Minute},
 		{name: "rate per day, Groq names the wait", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.RateDay, RetryAfter: 3 * time.Hour},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_day", restFor: 3 * time.Hour},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_day", restFor: 3 * time.Hour},
 		{name: "rate per day, Gemini rests until midnight Pacific despite a short retryDelay", chain: "gem", provider: "gemini", model: "gemini-2.5-flash", step: emulator.Step{Kind: emulator.RateDay},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "rate_day", restUntil: laMidnight},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "rate_day", restUntil: emutest.LAMidnight},
 		{name: "auth 401 rests the whole provider", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Unauthorized},
-			wantStatus: 200, wantRoute: "gemini/gemini-2.5-flash-lite", restKey: "provider:groq", restClass: "auth", restFor: time.Hour,
+			wantRoute: "gemini/gemini-2.5-flash-lite", restKey: "provider:groq", restClass: "auth", restFor: time.Hour,
 			notCalled: []string{"groq/llama-3.1-8b-instant"}},
 		{name: "auth 403 rests the whole provider", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Forbidden},
-			wantStatus: 200, wantRoute: "gemini/gemini-2.5-flash-lite", restKey: "provider:groq", restClass: "auth", restFor: time.Hour,
+			wantRoute: "gemini/gemini-2.5-flash-lite", restKey: "provider:groq", restClass: "auth", restFor: time.Hour,
 			notCalled: []string{"groq/llama-3.1-8b-instant"}},
 		{name: "Gemini's bad key is a 400 and still auth", chain: "gem", provider: "gemini", model: "gemini-2.5-flash", step: emulator.Step{Kind: emulator.Unauthorized},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "provider:gemini", restClass: "auth", restFor: time.Hour},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "provider:gemini", restClass: "auth", restFor: time.Hour},
 		{name: "gone 404", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.NotFound},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "gone", restFor: 6 * time.Hour},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "gone", restFor: 6 * time.Hour},
 		{name: "gone decommissioned", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Decommissioned},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "gone", restFor: 6 * time.Hour},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "gone", restFor: 6 * time.Hour},
 		// The route's own thinking level (its extra), which the emulated 2.5
 		// model refuses as Gemini does; the step would say the same.
 		{name: "bad config: a thinking level the model refuses", chain: "gem", provider: "gemini", model: "gemini-2.5-flash", step: emulator.Step{Kind: emulator.BadThinking},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "bad_config", restFor: 6 * time.Hour,
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "bad_config", restFor: 6 * time.Hour,
 			providers: ownThinkingProviders},
 		{name: "bad request goes back to the caller", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.BadRequest, Text: "'temperature' must be at most 2"},
-			wantStatus: 400, wantCode: "bad_request", notCalled: []string{"groq/llama-3.1-8b-instant"}},
+			wantErr: failure.BadRequest, notCalled: []string{"groq/llama-3.1-8b-instant"}},
 		{name: "refused goes back to the caller", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Refused},
-			wantStatus: 400, wantCode: "content_filter", notCalled: []string{"groq/llama-3.1-8b-instant"}},
+			wantErr: failure.Refused, notCalled: []string{"groq/llama-3.1-8b-instant"}},
 		{name: "Gemini's refusal (200 with blockReason) goes back to the caller", chain: "gem", provider: "gemini", model: "gemini-2.5-flash", step: emulator.Step{Kind: emulator.Refused},
-			wantStatus: 400, wantCode: "content_filter", notCalled: []string{"groq/llama-3.1-8b-instant"}},
+			wantErr: failure.Refused, notCalled: []string{"groq/llama-3.1-8b-instant"}},
 		{name: "too large 413 skips the route for this request only", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.TooLarge},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant"},
+			wantRoute: "groq/llama-3.1-8b-instant"},
 		{name: "context length 400 skips the route for this request only", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.ContextLength},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant"},
+			wantRoute: "groq/llama-3.1-8b-instant"},
 		{name: "overloaded 503", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.HighDemand},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "overloaded", restFor: 30 * time.Second},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "overloaded", restFor: 30 * time.Second},
 		{name: "Gemini high demand", chain: "gem", provider: "gemini", model: "gemini-2.5-flash", step: emulator.Step{Kind: emulator.HighDemand},
-			wantStatus: 200, wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "overloaded", restFor: 30 * time.Second},
+			wantRoute: "groq/llama-3.1-8b-instant", restKey: "gemini/gemini-2.5-flash", restClass: "overloaded", restFor: 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := harnessOf(t, startStackWith(t, stackOptions{providers: tt.providers, config: answerChain}))
-			h.emu.Script(tt.provider, tt.model, tt.step)
-			got := h.ask(tt.chain)
-			if got.status != tt.wantStatus {
-				t.Fatalf("status = %d, want %d; body %s", got.status, tt.wantStatus, got.body)
+			s := newStackWith(t, stackOptions{providers: tt.providers, chains: answerChain})
+			s.emu.Script(tt.provider, tt.model, tt.step)
+			got := s.ask(tt.chain)
+			if tt.wantErr == failure.OK && got.err != nil {
+				t.Fatalf("got %v, want an answer", got)
+			}
+			if tt.wantErr != failure.OK {
+				var ce *CallerError
+				if !errors.As(got.err, &ce) || ce.Class != tt.wantErr {
+					t.Fatalf("got %v, want a CallerError of class %s", got, tt.wantErr)
+				}
 			}
 			if tt.wantRoute != "" {
-				if m := got.json(t)["model"]; m != tt.wantRoute {
-					t.Errorf("answered by %v, want %s", m, tt.wantRoute)
+				if r := got.route(); r != tt.wantRoute {
+					t.Errorf("answered by %v, want %s", r, tt.wantRoute)
 				}
-				if r := got.header.Get("X-Tollfree-Route"); r != tt.wantRoute {
-					t.Errorf("X-Tollfree-Route = %q, want %q", r, tt.wantRoute)
-				}
-				if c := got.content(t); c == "" {
+				if c := got.content(); c == "" {
 					t.Errorf("empty answer content")
-				}
-			}
-			if tt.wantCode != "" {
-				if c := got.errorCode(t); c != tt.wantCode {
-					t.Errorf("error code = %q, want %q; body %s", c, tt.wantCode, got.body)
 				}
 			}
 			for _, nc := range tt.notCalled {
 				p, m, _ := strings.Cut(nc, "/")
-				if n := h.emu.Calls(p, m); n != 0 {
+				if n := s.emu.Calls(p, m); n != 0 {
 					t.Errorf("%s was called %d times, want 0", nc, n)
 				}
 			}
 			// What rests: exactly the expected key, or nothing at all.
-			rests, err := h.store.Rests(context.Background(), h.clk.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			rests := s.rests()
 			if tt.restKey == "" {
 				if len(rests) != 0 {
 					t.Fatalf("rests = %+v, want none", rests)
@@ -159,31 +157,27 @@ func TestDecisionTable(t *testing.T) {
 				}
 			}
 			// The request id leads to the call log's lines.
-			id := got.header.Get("X-Request-Id")
-			if id == "" {
-				t.Fatal("no X-Request-Id")
+			if n := len(s.recs.forRequest(got.id)); n == 0 {
+				t.Errorf("no attempt recorded under %s", got.id)
 			}
-			if n := len(h.recs.forRequest(id)); n == 0 {
-				t.Errorf("no attempt recorded under %s", id)
-			}
-			if tt.restKey == "" || tt.wantStatus != 200 {
+			if tt.restKey == "" || tt.wantErr != failure.OK {
 				return
 			}
 			// A resting route is not called again until its rest ends.
 			p, m := tt.provider, tt.model
-			before := h.emu.Calls(p, m)
-			if r := h.ask(tt.chain); r.status != 200 {
-				t.Fatalf("second request: status %d: %s", r.status, r.body)
+			before := s.emu.Calls(p, m)
+			if r := s.ask(tt.chain); r.err != nil {
+				t.Fatalf("second request: %v", r)
 			}
-			if n := h.emu.Calls(p, m); n != before {
+			if n := s.emu.Calls(p, m); n != before {
 				t.Errorf("resting route called during its rest: %d calls, want %d", n, before)
 			}
-			rest, _ := h.rest(tt.restKey)
-			h.clk.Set(rest.Until)
-			if r := h.ask(tt.chain); r.status != 200 {
-				t.Fatalf("after the rest: status %d: %s", r.status, r.body)
+			rest, _ := s.rest(tt.restKey)
+			s.clk.Set(rest.Until)
+			if r := s.ask(tt.chain); r.err != nil {
+				t.Fatalf("after the rest: %v", r)
 			}
-			if n := h.emu.Calls(p, m); n != before+1 {
+			if n := s.emu.Calls(p, m); n != before+1 {
 				t.Errorf("after its rest the route got %d calls, want %d", n, before+1)
 			}
 		})
@@ -193,13 +187,13 @@ func TestDecisionTable(t *testing.T) {
 // TestTooLargeDoesNotRest: a prompt too large for one route goes to the
 // next, and the first route is tried again on the next request.
 func TestTooLargeDoesNotRest(t *testing.T) {
-	h := newHarness(t, answerChain)
-	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.TooLarge})
-	if r := h.ask("answer"); r.json(t)["model"] != "groq/llama-3.1-8b-instant" {
-		t.Fatalf("first request answered by %v", r.json(t)["model"])
+	s := newStack(t, answerChain)
+	s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.TooLarge})
+	if r := s.ask("answer"); r.route() != "groq/llama-3.1-8b-instant" {
+		t.Fatalf("first request answered by %v", r)
 	}
-	if r := h.ask("answer"); r.json(t)["model"] != "groq/llama-3.3-70b-versatile" {
-		t.Fatalf("second request answered by %v, want the first route again", r.json(t)["model"])
+	if r := s.ask("answer"); r.route() != "groq/llama-3.3-70b-versatile" {
+		t.Fatalf("second request answered by %v, want the first route again", r)
 	}
 }
 
@@ -207,16 +201,16 @@ func TestTooLargeDoesNotRest(t *testing.T) {
 // timeout (a fake clock moves), the next route answers, and the hung route
 // rests 30 s.
 func TestTimeoutRestsAndFailsOver(t *testing.T) {
-	h := newHarness(t, answerChain)
-	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang})
-	done := h.askAsync("answer")
-	h.waitCalls("groq", "llama-3.3-70b-versatile", 1)
-	h.clk.Advance(8 * time.Second)
+	s := newStack(t, answerChain)
+	s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang})
+	done := s.askAsync("answer")
+	s.waitCalls("groq", "llama-3.3-70b-versatile", 1)
+	s.clk.Advance(8 * time.Second)
 	got := <-done
-	if got.status != 200 || got.json(t)["model"] != "groq/llama-3.1-8b-instant" {
-		t.Fatalf("got %d %s", got.status, got.body)
+	if got.err != nil || got.route() != "groq/llama-3.1-8b-instant" {
+		t.Fatalf("got %v", got)
 	}
-	rest, ok := h.rest("groq/llama-3.3-70b-versatile")
+	rest, ok := s.rest("groq/llama-3.3-70b-versatile")
 	if !ok || rest.Class != "timeout" || !rest.Until.Equal(t0.Add(8*time.Second+30*time.Second)) {
 		t.Fatalf("rest = %+v (found %v), want timeout until t0+38s", rest, ok)
 	}
@@ -225,38 +219,31 @@ func TestTimeoutRestsAndFailsOver(t *testing.T) {
 // TestCallerGoneRestsNothing: a caller that hangs up while a route is
 // silent rests nothing; the attempt is logged as cancelled.
 func TestCallerGoneRestsNothing(t *testing.T) {
-	h := newHarness(t, answerChain)
-	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang})
+	s := newStack(t, answerChain)
+	s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang})
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL+"/v1/chat/completions",
-			strings.NewReader(`{"model":"answer","messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("Content-Type", "application/json")
-		_, err := http.DefaultClient.Do(req)
-		errc <- err
-	}()
-	h.waitCalls("groq", "llama-3.3-70b-versatile", 1)
+	done := make(chan answer, 1)
+	go func() { done <- s.chat(ctx, "answer", question("hi")) }()
+	s.waitCalls("groq", "llama-3.3-70b-versatile", 1)
 	cancel()
-	<-errc
-	// Once the handler has returned, Close waits for the attempt it wound
-	// down (calling Close while the handler may still start that wait
-	// would race on the router's WaitGroup).
-	h.waitIdle()
-	h.gw.Router().Close()
+	if got := <-done; !errors.Is(got.err, context.Canceled) {
+		t.Errorf("got %v, want the caller's cancellation", got)
+	}
+	// Once Chat has returned, Close waits for the attempt it wound down.
+	s.r.Close()
 	var found bool
-	for _, a := range h.recs.all() {
+	for _, a := range s.recs.all() {
 		if a.Route == "groq/llama-3.3-70b-versatile" && a.Class.String() == "cancelled" {
 			found = true
 		}
 	}
 	if !found {
-		t.Fatalf("no cancelled attempt recorded: %+v", h.recs.all())
+		t.Fatalf("no cancelled attempt recorded: %+v", s.recs.all())
 	}
-	if rs, _ := h.store.Rests(context.Background(), h.clk.Now()); len(rs) != 0 {
+	if rs := s.rests(); len(rs) != 0 {
 		t.Fatalf("rests = %+v, want none", rs)
 	}
-	if n := h.emu.Calls("groq", "llama-3.1-8b-instant"); n != 0 {
+	if n := s.emu.Calls("groq", "llama-3.1-8b-instant"); n != 0 {
 		t.Errorf("the next route was called %d times after the caller left", n)
 	}
 }
