@@ -114,6 +114,13 @@ func (w *walk) landed(o *outcome) (win *outcome, done bool, err error) {
 		w.abandon(errRequestEnded)
 		return nil, true, err
 	}
+	// The caller went away: its attempt failed for that, and no other
+	// route is to be called for nobody. The select in round may take a
+	// ready result before the caller's Done, so this is checked here too.
+	if w.parent.Err() != nil {
+		w.abandon(context.Canceled)
+		return nil, true, fmt.Errorf("route: %w", w.parent.Err())
+	}
 	return nil, false, nil
 }
 

@@ -19,7 +19,7 @@ var t0 = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
 // disabled), and a Groq model with a daily budget of two requests. The
 // snapshot reads the plan, the store and the budgets: nothing is called.
 const statusConfig = `
-admin_token: ${TOLLFREE_ADMIN_TOKEN}
+admin_token: ${TOLLFREE_ADMIN_TOKEN:-}
 providers:
   groq:     {preset: groq, api_key: ${GROQ_API_KEY}, models: {"llama-3.1-8b-instant": {rpd: 2}}}
   gemini:   {preset: gemini, api_key: ${GEMINI_API_KEY}}
