@@ -14,6 +14,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/emutest"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/route"
 )
@@ -132,20 +133,6 @@ func wantStream(id string, created time.Time, model string, pieces []string, las
 	return b.String()
 }
 
-// words splits an answer into one word with its following space per piece.
-func words(s string) []string {
-	var out []string
-	for s != "" {
-		i := strings.IndexByte(s, ' ')
-		if i < 0 {
-			return append(out, s)
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
-}
-
 // TestStreamEncoding: a route's streamed answer, in either dialect's
 // shape, with or without the usage asked for, goes out byte for byte as
 // OpenAI's SSE format: 200, text/event-stream, one event per piece, the
@@ -161,8 +148,8 @@ func TestStreamEncoding(t *testing.T) {
 		pieces     []string
 		lastFinish bool
 	}{
-		{"OpenAI dialect", words(answer), false},
-		{"Gemini's finish with the last text", words(answer), true},
+		{"OpenAI dialect", emutest.Words(answer), false},
+		{"Gemini's finish with the last text", emutest.Words(answer), true},
 		{"one piece over 64 KiB", []string{long}, false},
 	}
 	for _, tt := range tests {
@@ -207,7 +194,7 @@ func TestStreamEncoding(t *testing.T) {
 // TestStreamReasoningOnlyIsEmpty.
 func TestStreamBrokenEvent(t *testing.T) {
 	const rt = "groq/llama-3.3-70b-versatile"
-	pieces := words("Hello from the tollfree emulator: this answer comes from " + rt + ".")[:3]
+	pieces := emutest.Words("Hello from the tollfree emulator: this answer comes from " + rt + ".")[:3]
 	tests := []struct {
 		name    string
 		err     error
