@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/tollfree/tollfree/internal/emutest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -193,13 +194,13 @@ func (p *pair) calls(provider, model string) int {
 // a real network event, so it polls, bounded.
 func (p *pair) waitCalls(provider, model string, n int) {
 	p.t.Helper()
-	waitFor(p.t, fmt.Sprintf("%d calls of %s/%s", n, provider, model), func() bool { return p.calls(provider, model) >= n })
+	emutest.WaitFor(p.t, fmt.Sprintf("%d calls of %s/%s", n, provider, model), func() bool { return p.calls(provider, model) >= n })
 }
 
 // waitIdle waits until neither gateway is serving a request.
 func (p *pair) waitIdle() {
 	p.t.Helper()
-	waitFor(p.t, "both gateways idle", func() bool { return p.in[0].active.Load() == 0 && p.in[1].active.Load() == 0 })
+	emutest.WaitFor(p.t, "both gateways idle", func() bool { return p.in[0].active.Load() == 0 && p.in[1].active.Load() == 0 })
 }
 
 // pass sends a and wants a model's answer.
@@ -253,17 +254,5 @@ func wantHeaders(t testing.TB, what string, r reply, want map[string]string) {
 		if got := r.header.Get(k); got != v {
 			t.Errorf("%s: %s %q, want %q", what, k, got, v)
 		}
-	}
-}
-
-// waitFor polls until cond holds: for real network events only.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

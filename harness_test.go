@@ -313,14 +313,4 @@ func (h *harness) rest(key string) (state.Rest, bool) {
 
 // answerChain is the chains of several end-to-end tests: four routes over
 // three providers, and a Gemini-first one.
-const answerChain = `
-chains:
-  answer:
-    routes: [groq/llama-3.3-70b-versatile, groq/llama-3.1-8b-instant, gemini/gemini-2.5-flash-lite, cerebras/gpt-oss-120b]
-    attempt_timeout: 8s
-    deadline: 25s
-  gem:
-    routes: [gemini/gemini-2.5-flash, groq/llama-3.1-8b-instant]
-    attempt_timeout: 8s
-    deadline: 25s
-`
+const answerChain = emutest.AnswerChain

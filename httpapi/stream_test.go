@@ -81,28 +81,6 @@ func streamBody(chain string, usage bool) string {
 	return `{"model":"` + chain + `","stream":true` + opts + `,"messages":[{"role":"user","content":"What does tollfree do?"}]}`
 }
 
-// pieceChunks is an answer streamed in pieces as a route's stream yields
-// it: the first piece with the role, the finish on the last piece
-// (lastFinish, as Gemini sends it) or on a chunk of its own (the OpenAI
-// dialect).
-func pieceChunks(pieces []string, lastFinish bool) []llm.Chunk {
-	var out []llm.Chunk
-	for i, p := range pieces {
-		c := llm.Chunk{Content: p}
-		if i == 0 {
-			c.Role = "assistant"
-		}
-		if lastFinish && i == len(pieces)-1 {
-			c.FinishReason = "stop"
-		}
-		out = append(out, c)
-	}
-	if !lastFinish {
-		out = append(out, llm.Chunk{FinishReason: "stop"})
-	}
-	return out
-}
-
 // wantStream is the exact body the gateway must send for an answer
 // streamed in pieces: the first piece with the role, each following piece,
 // the finish (on the last piece when lastFinish, else on a chunk of its
@@ -159,7 +137,7 @@ func TestStreamEncoding(t *testing.T) {
 				u := llm.Usage{PromptTokens: 6, CompletionTokens: (len(text) + 3) / 4}
 				u.TotalTokens = u.PromptTokens + u.CompletionTokens
 				gw := &fakeGateway{stream: &llm.AnswerStream{ServedBy: llm.ServedByRoute, Route: route,
-					ChunkStream: &chunks{c: pieceChunks(tt.pieces, tt.lastFinish), usage: u}}}
+					ChunkStream: &chunks{c: emutest.Chunks(tt.pieces, tt.lastFinish), usage: u}}}
 				srv := serveOver(t, planOf(chainOf("groq", route)), gw)
 				got := postJSON(t, srv.URL, streamBody("groq", usage))
 				if got.status != 200 || got.header.Get("Content-Type") != "text/event-stream; charset=utf-8" || got.readErr != nil {
@@ -213,7 +191,7 @@ func TestStreamBrokenEvent(t *testing.T) {
 				ch := chainOf("cont", rt, "groq/llama-3.1-8b-instant")
 				ch.Deadline = 6 * time.Second
 				gw := &fakeGateway{stream: &llm.AnswerStream{ServedBy: llm.ServedByRoute, Route: rt,
-					ChunkStream: &chunks{c: pieceChunks(pieces, false)[:3], err: tt.err}}}
+					ChunkStream: &chunks{c: emutest.Chunks(pieces, false)[:3], err: tt.err}}}
 				srv := serveOver(t, planOf(ch), gw)
 				got := postJSON(t, srv.URL, streamBody("cont", usage))
 				if got.readErr == nil {

@@ -28,17 +28,7 @@ providers:
   openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
 `
 
-const answerChain = `
-chains:
-  answer:
-    routes: [groq/llama-3.3-70b-versatile, groq/llama-3.1-8b-instant, gemini/gemini-2.5-flash-lite, cerebras/gpt-oss-120b]
-    attempt_timeout: 8s
-    deadline: 25s
-  gem:
-    routes: [gemini/gemini-2.5-flash, groq/llama-3.1-8b-instant]
-    attempt_timeout: 8s
-    deadline: 25s
-`
+const answerChain = emutest.AnswerChain
 
 // TestDecisionTable drives every row of DESIGN.md's decision table through
 // the router: the first route fails as scripted, and the test checks which

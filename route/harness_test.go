@@ -395,29 +395,6 @@ func (s streamed) finishes() []string {
 	return out
 }
 
-// wantChunks is the exact chunk sequence of an answer streamed in pieces:
-// the first piece with the role, each following piece, and the finish
-// (on the last piece when lastFinish, as Gemini sends it, else on a chunk
-// of its own, as the OpenAI dialect does). The HTTP API encodes each as
-// one event (httpapi's TestStreamEncoding).
-func wantChunks(pieces []string, lastFinish bool) []llm.Chunk {
-	var out []llm.Chunk
-	for i, p := range pieces {
-		c := llm.Chunk{Content: p}
-		if i == 0 {
-			c.Role = "assistant"
-		}
-		if lastFinish && i == len(pieces)-1 {
-			c.FinishReason = "stop"
-		}
-		out = append(out, c)
-	}
-	if !lastFinish {
-		out = append(out, llm.Chunk{FinishReason: "stop"})
-	}
-	return out
-}
-
 // sameChunks reports whether got is exactly want, and where it differs.
 func sameChunks(got, want []llm.Chunk) (bool, string) {
 	for i := range max(len(got), len(want)) {

@@ -128,7 +128,7 @@ func TestStreamQuirks(t *testing.T) {
 					answer = strings.TrimSuffix(strings.Repeat(answer+" ", n), " ")
 					pieces = []string{answer}
 				}
-				if ok, diff := sameChunks(got.chunks, wantChunks(pieces, tt.lastFinish)); !ok {
+				if ok, diff := sameChunks(got.chunks, emutest.Chunks(pieces, tt.lastFinish)); !ok {
 					t.Errorf("chunks differ: %s", diff)
 				}
 				if usage && (got.usage != usageOf(answer) || !got.exact) {
@@ -191,7 +191,7 @@ func TestStreamFailoverBeforeFirstToken(t *testing.T) {
 				t.Fatalf("stream: %v, ended with %v, from %q; want %s's whole answer", r.err, r.got.err, r.got.route, next)
 			}
 			answer := emutest.Answer(next)
-			if ok, diff := sameChunks(r.got.chunks, wantChunks(emutest.Words(answer), false)); !ok {
+			if ok, diff := sameChunks(r.got.chunks, emutest.Chunks(emutest.Words(answer), false)); !ok {
 				t.Fatalf("chunks differ: %s", diff)
 			}
 			if r.got.usage != usageOf(answer) || !r.got.exact {
@@ -227,7 +227,7 @@ func TestStreamHedgeRacesForTheFirstToken(t *testing.T) {
 	if r.err != nil || r.got.err != nil || r.got.route != winner {
 		t.Fatalf("stream: %v, ended with %v, from %q; want %s's whole answer", r.err, r.got.err, r.got.route, winner)
 	}
-	if ok, diff := sameChunks(r.got.chunks, wantChunks(emutest.Words(emutest.Answer(winner)), false)); !ok {
+	if ok, diff := sameChunks(r.got.chunks, emutest.Chunks(emutest.Words(emutest.Answer(winner)), false)); !ok {
 		t.Fatalf("chunks differ: %s", diff)
 	}
 	s.r.Close()
@@ -286,7 +286,7 @@ func TestStreamBreakContinued(t *testing.T) {
 				t.Fatalf("the stream ended with %v, want it continued", got.err)
 			}
 			chunks := append(first, got.chunks...)
-			if ok, diff := sameChunks(chunks, wantChunks(emutest.Words(answer), false)); !ok {
+			if ok, diff := sameChunks(chunks, emutest.Chunks(emutest.Words(answer), false)); !ok {
 				t.Fatalf("chunks differ: %s", diff)
 			}
 			atts := s.recs.forRequest(id)
@@ -335,7 +335,7 @@ func TestStreamBreakNotContinued(t *testing.T) {
 			if !errors.As(got.err, &be) || be.Route != "groq/llama-3.3-70b-versatile" || be.Class != failure.Overloaded || be.Message != tt.wantText || be.Deadline {
 				t.Fatalf("the stream ended with %#v, want a BrokenError: groq/llama-3.3-70b-versatile, overloaded, %q", got.err, tt.wantText)
 			}
-			want := wantChunks(emutest.Words(emutest.Answer("groq/llama-3.3-70b-versatile"))[:3], false)
+			want := emutest.Chunks(emutest.Words(emutest.Answer("groq/llama-3.3-70b-versatile"))[:3], false)
 			if ok, diff := sameChunks(got.chunks, want[:3]); !ok {
 				t.Fatalf("chunks differ: %s", diff)
 			}
@@ -432,7 +432,7 @@ func TestStreamEmptyAnswerFailsOver(t *testing.T) {
 				if err != nil || got.err != nil || got.route != next {
 					t.Fatalf("stream: %v, ended with %v, from %q; want %s's answer", err, got.err, got.route, next)
 				}
-				if ok, diff := sameChunks(got.chunks, wantChunks(emutest.Words(emutest.Answer(next)), false)); !ok {
+				if ok, diff := sameChunks(got.chunks, emutest.Chunks(emutest.Words(emutest.Answer(next)), false)); !ok {
 					t.Fatalf("chunks differ: %s", diff)
 				}
 				id = got.id

@@ -19,7 +19,22 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/llm"
 )
+
+// AnswerChain is the chains of many tests: four routes over three
+// providers, and a Gemini-first one.
+const AnswerChain = `
+chains:
+  answer:
+    routes: [groq/llama-3.3-70b-versatile, groq/llama-3.1-8b-instant, gemini/gemini-2.5-flash-lite, cerebras/gpt-oss-120b]
+    attempt_timeout: 8s
+    deadline: 25s
+  gem:
+    routes: [gemini/gemini-2.5-flash, groq/llama-3.1-8b-instant]
+    attempt_timeout: 8s
+    deadline: 25s
+`
 
 // T0 is the fake clocks' start: a weekday morning in UTC.
 var T0 = time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
@@ -186,4 +201,26 @@ func CallsReach(emu *emulator.Emulator, provider, model string, n int) bool {
 		time.Sleep(time.Millisecond)
 	}
 	return true
+}
+
+// Chunks is the exact chunk sequence of an answer streamed in pieces: the
+// first piece with the role, each following piece, and the finish (on the
+// last piece when lastFinish, as Gemini sends it, else on a chunk of its
+// own, as the OpenAI dialect does).
+func Chunks(pieces []string, lastFinish bool) []llm.Chunk {
+	var out []llm.Chunk
+	for i, p := range pieces {
+		c := llm.Chunk{Content: p}
+		if i == 0 {
+			c.Role = "assistant"
+		}
+		if lastFinish && i == len(pieces)-1 {
+			c.FinishReason = "stop"
+		}
+		out = append(out, c)
+	}
+	if !lastFinish {
+		out = append(out, llm.Chunk{FinishReason: "stop"})
+	}
+	return out
 }
