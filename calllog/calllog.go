@@ -48,6 +48,11 @@ type Record struct {
 	Stream    bool      `json:"stream,omitempty"`
 	Part      int       `json:"part,omitempty"`
 	Cut       string    `json:"cut,omitempty"`
+	// Retry marks the polite retry of a blip on the same route.
+	Retry bool `json:"retry,omitempty"`
+	// Continuation is how a stream's later part continued the answer:
+	// "prefix" or "instruct" (route.Attempt.Method).
+	Continuation string `json:"continuation,omitempty"`
 }
 
 // Writer appends records to a file or stream. It buffers, and writes out
@@ -281,6 +286,7 @@ func FromAttempt(a *route.Attempt) *Record {
 		LatencyMS: float64(a.Latency.Microseconds()) / 1000, TokensIn: a.TokensIn, TokensOut: a.TokensOut,
 		Error: a.Error, RestKey: a.RestKey.String(), RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
 		Part: a.Part, Cut: a.Cut, Cached: a.Cached,
+		Retry: a.Retry, Continuation: a.Method,
 	}
 }
 

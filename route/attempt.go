@@ -44,6 +44,8 @@ type outcome struct {
 	part   int
 	cut    string
 	lostAt time.Time // when the walk cancelled it for another's answer
+	retry  bool      // the polite retry of a blip (Attempt.Retry)
+	method string    // how a continuation continues (Attempt.Method)
 
 	// set by the attempt's goroutine before it reports
 	resp    *llm.Response

@@ -73,6 +73,15 @@ type Attempt struct {
 	// Cached marks an answer served from the response cache: no call was
 	// made and no quota spent.
 	Cached bool
+	// Retry marks the polite retry of a blip: the same route called once
+	// more, after the wait it asked for (issue 13).
+	Retry bool
+	// Method is how a part after the first continued a broken stream:
+	// "prefix" (the route continues a trailing assistant message),
+	// "instruct" (the partial answer handed back with a request to continue
+	// it), or "" for a first part, or a part that took the request up
+	// afresh.
+	Method string
 }
 
 // Record hands an attempt made outside the router (a cache hit) to the
@@ -282,6 +291,6 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 		RequestID: w.id, Chain: w.ch.Name, Route: win.route.ID, Provider: win.route.Provider.Name,
 		Model: win.route.Model, Start: start, Latency: lat, Status: http.StatusOK, Class: failure.OK,
 		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, Hedge: win.hedge, Stream: w.stream,
-		Part: win.part, Cut: win.cut,
+		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method,
 	})
 }
