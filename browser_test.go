@@ -268,3 +268,51 @@ func TestPrivateStatusPageInBrowser(t *testing.T) {
 		t.Errorf("after clicking resume, %s still rests", gem)
 	}
 }
+
+// TestStatusPageRescuesOnAPhone loads /status on a phone-sized screen after
+// the gateway recorded broken streams rescued and polite retries (issue 13
+// item 5; feedRescues): the route and chain cards say so in words, and no
+// line runs off the screen (the page never scrolls sideways).
+func TestStatusPageRescuesOnAPhone(t *testing.T) {
+	checkLeaks(t)
+	h := newStatusHarness(t, false)
+	feedRescues(h)
+	ctx := newBrowser(t, 390, 844)
+	const rescues = `[data-route="cerebras/gpt-oss-120b"] [data-rescues]`
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(h.srv.URL+"/status"),
+		chromedp.WaitVisible(chromedp.CSS(rescues)),
+	); err != nil {
+		t.Fatalf("loading /status: %v", err)
+	}
+	type seen struct {
+		Text   string  `json:"text"`
+		Right  float64 `json:"right"`
+		Width  float64 `json:"width"`
+		Scroll float64 `json:"scroll"`
+	}
+	look := func(sel string) seen {
+		t.Helper()
+		js := `(() => { const e = document.querySelector(` + "`" + sel + "`" + `); const r = e.getBoundingClientRect();
+			return {text: e.innerText, right: r.right, width: window.innerWidth, scroll: document.documentElement.scrollWidth} })()`
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[seen](js))
+		if err != nil {
+			t.Fatalf("reading %s: %v", sel, err)
+		}
+		return got
+	}
+	for sel, want := range map[string]string{
+		rescues: "rescued 3 broken streams (prefix 1, instruct 1, afresh 1)",
+		`[data-route="gemini/gemini-2.5-flash-lite"] [data-rescues]`: "2 polite retries, 1 answered",
+		`[data-chain="answer"] .last`:                                "3 broken streams rescued",
+	} {
+		got := look(sel)
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("%s shows %q, want %q", sel, got.Text, want)
+		}
+		if got.Width > 400 || got.Right > got.Width || got.Scroll > got.Width {
+			t.Errorf("%s on a %.0f px wide screen ends at %.0f px, the page %.0f px wide: it runs off the screen", sel, got.Width, got.Right, got.Scroll)
+		}
+	}
+}

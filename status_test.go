@@ -3,6 +3,8 @@ package tollfree_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/metrics"
+	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
 )
 
@@ -486,7 +489,8 @@ func TestMetrics(t *testing.T) {
 		allowed[c.String()] = true
 	}
 	for _, v := range []string{"answered", "cached", "fallback", "failed", "rejected", "cancelled", "message", "search", "error",
-		"in", "out", "rpm", "rpd", "tpm", "tpd", "ready", "resting", "paused", "exhausted", "disabled"} {
+		"in", "out", "rpm", "rpd", "tpm", "tpd", "ready", "resting", "paused", "exhausted", "disabled",
+		metrics.MethodPrefix, metrics.MethodInstruct, metrics.MethodAfresh} {
 		allowed[v] = true
 	}
 	for name, f := range fams {
@@ -579,4 +583,116 @@ func TestStatusShowsSilentLosses(t *testing.T) {
 	if rt.State != status.Resting || rt.Rest == nil || rt.Rest.Class != "timeout" || rt.SilentLosses != 2 || rt.LastError != "silent_loser" {
 		t.Errorf("/status.json shows %s as %+v (rest %+v), want resting (timeout) with 2 silent losses, last error silent_loser", hung, rt, rt.Rest)
 	}
+}
+
+// TestStatusCountsRescuesAndRetries (issue 13 item 5): the attempts the
+// router records when it rescues a broken stream and when it retries a
+// blip politely, handed to the gateway's recorders as the router hands
+// them (Router.Record), show on the status page, in /status.json and in
+// /metrics: per route, the streams it rescued by method and its polite
+// retries; per chain, the streams rescued. Routes and chains with none
+// show no such line.
+func TestStatusCountsRescuesAndRetries(t *testing.T) {
+	checkLeaks(t)
+	h := newStatusHarness(t, false)
+	const groq, gem, cere = "groq/llama-3.3-70b-versatile", "gemini/gemini-2.5-flash-lite", "cerebras/gpt-oss-120b"
+	feedRescues(h)
+
+	page := string(h.get("/status").body)
+	live := string(h.get("/status?part=live").body)
+	for _, body := range []string{page, live} {
+		for _, tt := range []struct {
+			card, want, not string
+		}{
+			{`data-route="` + cere + `"`, "rescued 3 broken streams (prefix 1, instruct 1, afresh 1)", "polite retr"},
+			{`data-route="` + gem + `"`, "2 polite retries, 1 answered", "rescued"},
+			{`data-route="` + groq + `"`, "3 attempts · last error overloaded", "rescued"},
+			{`data-chain="answer"`, "5 answered · 0 unanswered · 0 cached · 3 broken streams rescued", ""},
+			{`data-chain="small"`, "0 answered", "rescued"},
+		} {
+			text := cardText(t, body, tt.card)
+			if !strings.Contains(text, tt.want) {
+				t.Errorf("the card %s says %q, want it to say %q", tt.card, text, tt.want)
+			}
+			if tt.not != "" && strings.Contains(text, tt.not) {
+				t.Errorf("the card %s says %q: a count it has none of (%q)", tt.card, text, tt.not)
+			}
+		}
+	}
+
+	s := h.snapshot()
+	if r := routeOf(t, s, cere); r.StreamsRescued != 3 || r.RescuedBy["prefix"] != 1 || r.RescuedBy["instruct"] != 1 || r.RescuedBy["afresh"] != 1 {
+		t.Errorf("/status.json: %s rescued %d streams %v, want 3, one each way", cere, r.StreamsRescued, r.RescuedBy)
+	}
+	if r := routeOf(t, s, gem); r.PoliteRetries != 2 || r.PoliteRetriesAnswered != 1 || r.RescuedBy != nil {
+		t.Errorf("/status.json: %s made %d polite retries (%d answered), rescues %v; want 2 (1 answered), none", gem, r.PoliteRetries, r.PoliteRetriesAnswered, r.RescuedBy)
+	}
+	for _, c := range s.Chains {
+		if c.Name == "answer" && (c.StreamsRescued != 3 || c.Answered != 5 || c.Failovers != 4) {
+			t.Errorf("/status.json: chain answer %d streams rescued, %d answered, %d by failover; want 3, 5, 4 (the retry answered on its own route)", c.StreamsRescued, c.Answered, c.Failovers)
+		}
+	}
+
+	metricsText := string(h.get("/metrics").body)
+	for _, want := range []string{
+		`tollfree_stream_rescues_total{chain="answer",method="prefix",route="` + cere + `"} 1`,
+		`tollfree_stream_rescues_total{chain="answer",method="afresh",route="` + cere + `"} 1`,
+		`tollfree_polite_retries_total{chain="answer",outcome="answered",route="` + gem + `"} 1`,
+		`tollfree_polite_retries_total{chain="answer",outcome="failed",route="` + gem + `"} 1`,
+	} {
+		if !strings.Contains(metricsText, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// feedRescues hands the gateway's recorders, as the router does, the
+// attempts of three streams that broke on groq and that cerebras finished
+// (by prefix, by instruction, and afresh: nothing had been streamed yet),
+// and of two blips on gemini retried politely: one answered there, one
+// failed again and cerebras answered.
+func feedRescues(h *harness) {
+	const groq, gem, cere = "groq/llama-3.3-70b-versatile", "gemini/gemini-2.5-flash-lite", "cerebras/gpt-oss-120b"
+	rec := h.gw.Router().Record
+	at := func(a route.Attempt) {
+		a.Chain, a.Start, a.Latency = "answer", h.clk.Now(), 400*time.Millisecond
+		a.Provider, a.Model, _ = strings.Cut(a.Route, "/")
+		rec(&a)
+	}
+	for i, method := range []string{"prefix", "instruct", ""} {
+		id := fmt.Sprint("stream-", i)
+		at(route.Attempt{RequestID: id, Route: groq, Class: failure.Overloaded, Stream: true})
+		at(route.Attempt{RequestID: id, Route: cere, Class: failure.OK, Stream: true, Part: 1, Method: method})
+	}
+	at(route.Attempt{RequestID: "blip-1", Route: gem, Class: failure.Overloaded})
+	at(route.Attempt{RequestID: "blip-1", Route: gem, Class: failure.OK, Retry: true})
+	at(route.Attempt{RequestID: "blip-2", Route: gem, Class: failure.RateMinute})
+	at(route.Attempt{RequestID: "blip-2", Route: gem, Class: failure.Overloaded, Retry: true})
+	at(route.Attempt{RequestID: "blip-2", Route: cere, Class: failure.OK})
+}
+
+// cardText returns the text a reader sees on the card of the status page
+// body that carries attr: its tags dropped, its white space collapsed.
+func cardText(t *testing.T, body, attr string) string {
+	t.Helper()
+	i := strings.Index(body, attr)
+	if i < 0 {
+		t.Fatalf("the page has no card %s", attr)
+	}
+	card, _, _ := strings.Cut(body[i:], "</section>")
+	card = card[strings.IndexByte(card, '>')+1:]
+	var b strings.Builder
+	in := false
+	for _, r := range card {
+		switch {
+		case r == '<':
+			in = true
+			b.WriteByte(' ')
+		case r == '>':
+			in = false
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	return html.UnescapeString(strings.Join(strings.Fields(b.String()), " "))
 }

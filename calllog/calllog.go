@@ -2,7 +2,8 @@
 // (Writer), read back a line at a time and summarised per route and day for
 // `tollfree log stats` (Reader, Stats), so that a
 // caller can find what served its request (by request id) and an operator
-// can see failover rates and token use per route (seed 002's
+// can see failover rates, token use, rescued streams and polite retries per
+// route (seed 002's
 // data/logs/model-calls.jsonl, seed 003's "observability you need").
 //
 // A record holds no prompt, no answer and no key: the error text comes
@@ -365,6 +366,13 @@ func (r *Record) appendJSON(b []byte) []byte {
 	if r.Cut != "" {
 		b = append(b, `,"cut":`...)
 		b = appendString(b, r.Cut)
+	}
+	if r.Retry {
+		b = append(b, `,"retry":true`...)
+	}
+	if r.Continuation != "" {
+		b = append(b, `,"continuation":`...)
+		b = appendString(b, r.Continuation)
 	}
 	return append(b, "}\n"...)
 }

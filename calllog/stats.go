@@ -78,6 +78,67 @@ type Row struct {
 	// TokensIn+TokensOut are what was used against them.
 	RPDLimit int `json:"rpd_limit"`
 	TPDLimit int `json:"tpd_limit"`
+	Rescues
+}
+
+// Rescues counts what the figures package calls rescues and polite retries
+// (issue 13). Absent from the JSON when zero.
+type Rescues struct {
+	// StreamsRescued counts the broken streams finished: ok calls of a
+	// streamed request on a part after the first (figures.Rescued); the
+	// stream had broken after its first token. RescuedBy counts the same
+	// by how they were continued: "prefix", "instruct", "afresh" (nothing
+	// had been streamed yet: no continuation on the line), or "other" (a
+	// method this build does not know).
+	StreamsRescued int            `json:"streams_rescued,omitempty"`
+	RescuedBy      map[string]int `json:"rescued_by,omitempty"`
+	// PoliteRetries counts the calls that were the polite retry of a blip
+	// (the same route called once more after the wait it asked for), and
+	// PoliteRetriesAnswered those that ended ok.
+	PoliteRetries         int `json:"polite_retries,omitempty"`
+	PoliteRetriesAnswered int `json:"polite_retries_answered,omitempty"`
+}
+
+// add counts one call record.
+func (x *Rescues) add(r *Record) {
+	if r.Retry {
+		x.PoliteRetries++
+		if r.Outcome == "ok" {
+			x.PoliteRetriesAnswered++
+		}
+	}
+	if figures.Rescued(classOf(r.Outcome), r.Stream, r.Part) {
+		x.StreamsRescued++
+		if x.RescuedBy == nil {
+			x.RescuedBy = map[string]int{}
+		}
+		x.RescuedBy[figures.Methods[figures.Method(r.Continuation)]]++
+	}
+}
+
+// sum adds y to x.
+func (x *Rescues) sum(y Rescues) {
+	x.StreamsRescued += y.StreamsRescued
+	x.PoliteRetries += y.PoliteRetries
+	x.PoliteRetriesAnswered += y.PoliteRetriesAnswered
+	for m, n := range y.RescuedBy {
+		if x.RescuedBy == nil {
+			x.RescuedBy = map[string]int{}
+		}
+		x.RescuedBy[m] += n
+	}
+}
+
+// any reports whether there is anything to show.
+func (x Rescues) any() bool { return x.StreamsRescued > 0 || x.PoliteRetries > 0 }
+
+// classOf is the class an outcome names; an outcome this build does not
+// know is no answer.
+func classOf(outcome string) failure.Class {
+	if c, ok := failure.ParseClass(outcome); ok {
+		return c
+	}
+	return failure.NumClasses
 }
 
 // NewStats returns empty Stats that bucket days in loc (nil means UTC).
@@ -112,6 +173,7 @@ func (s *Stats) Add(r *Record) {
 	if handsOn(r.Outcome) {
 		a.Failovers++
 	}
+	a.Rescues.add(r)
 }
 
 // handsOn reports whether a record's outcome passed its request on to the
@@ -136,6 +198,7 @@ func (s *Stats) Rows(plan *config.Plan) []Row {
 	for _, a := range s.rows {
 		r := a.Row
 		r.Outcomes = maps.Clone(a.Outcomes)
+		r.RescuedBy = maps.Clone(a.RescuedBy)
 		r.FailoverRate, _ = figures.Rate(r.Failovers, r.Calls-r.Outcomes["cancelled"])
 		r.LatencyP50, r.LatencyP95 = round1(a.lat.Percentile(50)), round1(a.lat.Percentile(95))
 		if plan != nil {
@@ -177,6 +240,8 @@ type Summary struct {
 	BadLines     int   `json:"bad_lines"`
 	FirstBadLine int   `json:"first_bad_line,omitempty"`
 	Rows         []Row `json:"rows"`
+	// Rescues are the rows' rescues and polite retries in total.
+	Rescues
 }
 
 // Summarize reads the call log r (named file, for the summary) to its end,
@@ -200,7 +265,11 @@ func Summarize(r io.Reader, file string, loc *time.Location, plan *config.Plan) 
 		st.Add(&rec)
 	}
 	bad, first := rd.Bad()
-	return &Summary{File: file, TZ: loc.String(), Records: st.Records, BadLines: bad, FirstBadLine: first, Rows: st.Rows(plan)}, nil
+	sum := &Summary{File: file, TZ: loc.String(), Records: st.Records, BadLines: bad, FirstBadLine: first, Rows: st.Rows(plan)}
+	for _, r := range sum.Rows {
+		sum.Rescues.sum(r.Rescues)
+	}
+	return sum, nil
 }
 
 // WriteTable writes s as an aligned table, one line per route and day.
@@ -213,6 +282,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 			r.TokensIn, r.TokensOut, used(r.Calls, r.RPDLimit), used(r.TokensIn+r.TokensOut, r.TPDLimit), r.Cached, mix(r.Outcomes, r.Calls))
 	}
 	tw.Flush()
+	s.writeRescues(w)
 	fmt.Fprintf(w, "\n%d records from %s", s.Records, s.File)
 	if s.BadLines > 0 {
 		fmt.Fprintf(w, "; %d bad lines skipped (the first is line %d)", s.BadLines, s.FirstBadLine)
@@ -220,6 +290,50 @@ func (s *Summary) WriteTable(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "failover: share of the calls not cancelled that passed their request to the next route (failures other than bad_request, refused).")
 	fmt.Fprintln(w, "latency: of ok calls. used: calls and tokens against the route's own daily limits, counted per day above.")
+	if s.Rescues.any() {
+		fmt.Fprintln(w, "streams rescued: streams that broke after their first token and that the route finished, by how (afresh: nothing had been streamed yet).")
+		fmt.Fprintln(w, "polite retries: calls of the same route once more after a blip (a bare 500, a short 429), and how many answered.")
+	}
+}
+
+// writeRescues writes the rescued streams and polite retries of the routes
+// and days that have any, and their total; nothing when there are none.
+func (s *Summary) writeRescues(w io.Writer) {
+	if !s.Rescues.any() {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "DAY (%s)\tROUTE\tSTREAMS RESCUED\tPOLITE RETRIES\n", s.TZ)
+	for _, r := range s.Rows {
+		if r.Rescues.any() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Day, r.Route, rescued(r.Rescues), retries(r.Rescues))
+		}
+	}
+	fmt.Fprintf(tw, "total\t\t%s\t%s\n", rescued(s.Rescues), retries(s.Rescues))
+	tw.Flush()
+}
+
+// rescued formats the streams rescued: "3 (prefix 2, instruct 1)".
+func rescued(x Rescues) string {
+	if x.StreamsRescued == 0 {
+		return "-"
+	}
+	var by []string
+	for _, m := range figures.Methods {
+		if n := x.RescuedBy[m]; n > 0 {
+			by = append(by, fmt.Sprintf("%s %d", m, n))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", x.StreamsRescued, strings.Join(by, ", "))
+}
+
+// retries formats the polite retries: "2 (1 answered)".
+func retries(x Rescues) string {
+	if x.PoliteRetries == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%d answered)", x.PoliteRetries, x.PoliteRetriesAnswered)
 }
 
 func percent(f float64, n int) string {

@@ -9,10 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/route"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -205,4 +208,72 @@ func golden(t *testing.T, path, got string) {
 	if got != string(want) {
 		t.Errorf("output differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
+}
+
+// rescueLog is a call log with the lines the router writes when it rescues
+// broken streams and retries blips politely (issue 13): each request's
+// attempts in order, as route.Attempt values through FromAttempt.
+func rescueLog(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := New(&b)
+	const groq, gem, other = "groq/llama-3.3-70b-versatile", "gemini/gemini-2.5-flash", "cerebras/gpt-oss-120b"
+	at := time.Date(2026, 6, 15, 9, 0, 0, 0, time.UTC)
+	add := func(a route.Attempt) {
+		a.Chain, a.Provider, a.Start, a.Latency = "answer", a.Route[:strings.IndexByte(a.Route, '/')], at, 300*time.Millisecond
+		at = at.Add(time.Minute)
+		w.Write(FromAttempt(&a))
+	}
+	// Three streams break on groq after their first token; gemini finishes
+	// each, one way each.
+	for id, method := range []string{"prefix", "instruct", ""} {
+		req := fmt.Sprint("s", id)
+		add(route.Attempt{RequestID: req, Route: groq, Class: failure.Overloaded, Stream: true})
+		add(route.Attempt{RequestID: req, Route: gem, Class: failure.OK, Stream: true, Part: 1, Method: method})
+	}
+	// One breaks and gemini refuses the prefix: not rescued.
+	add(route.Attempt{RequestID: "s3", Route: groq, Class: failure.Timeout, Stream: true})
+	add(route.Attempt{RequestID: "s3", Route: gem, Class: failure.BadRequest, Stream: true, Part: 1, Method: "prefix"})
+	// A 500 on groq, retried there politely: answered.
+	add(route.Attempt{RequestID: "r1", Route: groq, Class: failure.Overloaded})
+	add(route.Attempt{RequestID: "r1", Route: groq, Class: failure.OK, Retry: true})
+	// A short 429 on groq, retried, refused again: gemini answers.
+	add(route.Attempt{RequestID: "r2", Route: groq, Class: failure.RateMinute})
+	add(route.Attempt{RequestID: "r2", Route: groq, Class: failure.RateMinute, Retry: true})
+	add(route.Attempt{RequestID: "r2", Route: gem, Class: failure.OK})
+	// A route with neither: no line of its own below the table.
+	add(route.Attempt{RequestID: "q1", Route: other, Class: failure.OK, Stream: true})
+	// The next day, a stream gemini finished broke on its way: groq takes
+	// its third part by instruction.
+	at = at.Add(24 * time.Hour)
+	add(route.Attempt{RequestID: "s4", Route: gem, Class: failure.Timeout, Stream: true})
+	add(route.Attempt{RequestID: "s4", Route: groq, Class: failure.Overloaded, Stream: true, Part: 1, Method: "instruct"})
+	add(route.Attempt{RequestID: "s4", Route: other, Class: failure.OK, Stream: true, Part: 2, Method: "instruct"})
+	return b.Bytes()
+}
+
+// TestSummarizeRescues: `tollfree log stats` shows, below its table, the
+// streams each route rescued by method and the polite retries made on it,
+// for the routes and days that have any, and their total; its JSON says
+// the same per row and in total.
+func TestSummarizeRescues(t *testing.T) {
+	plan, err := config.Parse("stats.yaml", []byte(statsPlan), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Summarize(bytes.NewReader(rescueLog(t)), "calls.jsonl", time.UTC, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sum.WriteTable(&out)
+	golden(t, filepath.Join("testdata", "stats_rescues.golden"), out.String())
+
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sum); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "stats_rescues_json.golden"), js.String())
 }

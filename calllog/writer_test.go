@@ -162,3 +162,30 @@ func TestOpenEndsATornLine(t *testing.T) {
 		t.Errorf("reopening a whole log changed it:\n%s", b2)
 	}
 }
+
+// TestWriterKeepsRetryAndContinuation: a polite retry and a stream's
+// continuation are written on their line and read back (issue 13), so that
+// `tollfree log stats` can count them.
+func TestWriterKeepsRetryAndContinuation(t *testing.T) {
+	var b bytes.Buffer
+	w := New(&b)
+	r := rec("r1")
+	r.Stream, r.Part, r.Retry, r.Continuation = true, 1, true, "instruct"
+	w.Write(r)
+	w.Write(rec("r2"))
+	line, _, _ := strings.Cut(b.String(), "\n")
+	if want := `"stream":true,"part":1,"retry":true,"continuation":"instruct"}`; !strings.HasSuffix(line, want) {
+		t.Errorf("line %s\nwant it to end %s", line, want)
+	}
+	if strings.Contains(strings.Split(b.String(), "\n")[1], "retry") {
+		t.Errorf("a first try says retry: %s", b.String())
+	}
+	rd := NewReader(&b)
+	var got Record
+	if err := rd.Next(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Retry || got.Continuation != "instruct" {
+		t.Errorf("read back retry %v, continuation %q; want true, instruct", got.Retry, got.Continuation)
+	}
+}

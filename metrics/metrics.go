@@ -6,9 +6,10 @@
 // Counters and histograms are fed as things happen: every attempt through
 // RecordAttempt (it implements route.Recorder), every request, cache hit and
 // fallback through Request, CacheHit and FallbackServed. Their children are
-// made up front for every chain, route and label value of the closed
-// vocabulary in names.go, so recording is a map lookup and an atomic add,
-// with no allocation. Gauges of state (budgets used and left, rests in
+// made up front for every chain, route (and route of each chain, for the
+// rescues of broken streams and the polite retries) and label value of the
+// closed vocabulary in names.go, so recording is a map lookup and an atomic
+// add, with no allocation. Gauges of state (budgets used and left, rests in
 // force, each route's state) are read from a status.Source when Prometheus
 // scrapes, and never otherwise.
 package metrics
@@ -24,6 +25,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/figures"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
@@ -51,6 +53,7 @@ type Metrics struct {
 	// routes and chains are built by New and only read afterwards.
 	routes map[string]*routeSet
 	chains map[string]*chainSet
+	pairs  map[pair]*pairSet
 	rests  map[rest.Key]*[failure.NumClasses]prometheus.Counter
 	other  *chainSet // for chains outside the plan
 
@@ -68,6 +71,17 @@ type routeSet struct {
 	latency   prometheus.Observer
 	tokensIn  prometheus.Counter
 	tokensOut prometheus.Counter
+}
+
+// pair is a route of a chain.
+type pair struct{ chain, route string }
+
+// pairSet counts what a route did for a chain: the broken streams it
+// finished, by method (indexed as figures.Methods), and the polite retries
+// made on it, by outcome (indexed by retryOutcome).
+type pairSet struct {
+	rescues [figures.NumMethods]prometheus.Counter
+	retries [len(retryOutcomes)]prometheus.Counter
 }
 
 type chainSet struct {
@@ -89,6 +103,7 @@ func New(o Options) *Metrics {
 		reg: prometheus.NewRegistry(), status: o.Status,
 		routes: make(map[string]*routeSet, len(o.Plan.Routes)),
 		chains: make(map[string]*chainSet, len(o.Plan.Chains)),
+		pairs:  make(map[pair]*pairSet),
 		rests:  make(map[rest.Key]*[failure.NumClasses]prometheus.Counter),
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameRequests,
@@ -119,7 +134,11 @@ func New(o Options) *Metrics {
 		Help: "1 for each route's current state (ready, resting, paused, exhausted, disabled)."}, []string{LabelRoute, LabelState})
 	m.errs = prometheus.NewCounter(prometheus.CounterOpts{Name: NameScrapeErrors,
 		Help: "Scrapes whose state gauges could not be read in full from the state store."})
-	m.reg.MustRegister(requests, reqDur, attempts, attDur, tokens, rests, cache, fallbacks, m.used, m.left, m.limit, m.rest, m.state, m.errs)
+	rescues := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameStreamRescues,
+		Help: "Streams that broke after their first token and that a route finished, by chain, route (the one that finished it) and method (prefix, instruct, afresh: nothing had been streamed yet)."}, []string{LabelChain, LabelRoute, LabelMethod})
+	retries := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NamePoliteRetries,
+		Help: "Polite retries of a blip (the same route called once more after the wait it asked for), by chain, route and outcome (answered, failed, cancelled)."}, []string{LabelChain, LabelRoute, LabelOutcome})
+	m.reg.MustRegister(requests, reqDur, attempts, attDur, tokens, rests, cache, fallbacks, rescues, retries, m.used, m.left, m.limit, m.rest, m.state, m.errs)
 
 	newChain := func(name string) *chainSet {
 		cs := &chainSet{requests: make(map[string]prometheus.Counter, len(outcomes)+1), fallbacks: make(map[string]prometheus.Counter, len(fallbackKinds)+1),
@@ -134,6 +153,16 @@ func New(o Options) *Metrics {
 	}
 	for _, name := range o.Plan.ChainOrder {
 		m.chains[name] = newChain(name)
+		for _, rt := range o.Plan.Chains[name].Routes {
+			ps := &pairSet{}
+			for i, v := range methods {
+				ps.rescues[i] = rescues.WithLabelValues(name, rt.ID, v)
+			}
+			for i, v := range retryOutcomes {
+				ps.retries[i] = retries.WithLabelValues(name, rt.ID, v)
+			}
+			m.pairs[pair{name, rt.ID}] = ps
+		}
 	}
 	m.other = newChain(Other)
 	restKey := func(key rest.Key) {
@@ -189,6 +218,32 @@ func (m *Metrics) RecordAttempt(a *route.Attempt) {
 			cs[a.Class.RestClass()].Inc()
 		}
 	}
+	rescued := figures.Rescued(a.Class, a.Stream, a.Part)
+	if !a.Retry && !rescued {
+		return
+	}
+	ps := m.pairs[pair{a.Chain, a.Route}]
+	if ps == nil {
+		return // a chain outside the plan (a probe), or a route not in it
+	}
+	if rescued {
+		ps.rescues[figures.Method(a.Method)].Inc()
+	}
+	if a.Retry {
+		ps.retries[retryOutcome(a.Class)].Inc()
+	}
+}
+
+// retryOutcome is the index in retryOutcomes of a polite retry that ended
+// with class c.
+func retryOutcome(c failure.Class) int {
+	switch c {
+	case failure.OK:
+		return 0
+	case failure.Cancelled:
+		return 2
+	}
+	return 1
 }
 
 func (m *Metrics) chain(name string) *chainSet {

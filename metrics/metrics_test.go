@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/internal/figures"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 )
@@ -83,11 +86,80 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	m := New(Options{Plan: testPlan()})
 	ok := &route.Attempt{Route: "p/a", Class: failure.OK, Latency: time.Second, TokensIn: 10, TokensOut: 5}
 	fail := &route.Attempt{Route: "p/a", Class: failure.Overloaded, RestKey: rest.RouteKey("p/a")}
+	rescue := &route.Attempt{Chain: "c", Route: "p/a", Class: failure.OK, Stream: true, Part: 1, Method: "prefix", Retry: true}
 	if n := testing.AllocsPerRun(1000, func() {
 		m.RecordAttempt(ok)
 		m.RecordAttempt(fail)
+		m.RecordAttempt(rescue)
 		m.Request("c", OutcomeAnswered, time.Second)
 	}); n != 0 {
 		t.Errorf("recording: %v allocations, want 0", n)
+	}
+}
+
+// TestRescuesAndPoliteRetries feeds the attempts the router makes when it
+// rescues a broken stream and when it retries a blip politely (issue 13),
+// and reads /metrics as Prometheus does: the route that finished a stream
+// counts it by method, a polite retry by outcome, and no attempt outside
+// the plan's chains and routes becomes a label.
+func TestRescuesAndPoliteRetries(t *testing.T) {
+	pr := &config.Provider{Name: "p"}
+	a, b := &config.Route{ID: "p/a", Provider: pr}, &config.Route{ID: "p/b", Provider: pr}
+	m := New(Options{Plan: &config.Plan{
+		Routes: map[string]*config.Route{"p/a": a, "p/b": b}, RouteOrder: []string{"p/a", "p/b"},
+		Chains: map[string]*config.Chain{"c": {Name: "c", Routes: []*config.Route{a, b}}}, ChainOrder: []string{"c"},
+	}})
+	for _, at := range []route.Attempt{
+		{Chain: "c", Route: "p/a", Class: failure.Overloaded, Stream: true},                    // a stream breaks...
+		{Chain: "c", Route: "p/b", Class: failure.OK, Stream: true, Part: 1, Method: "prefix"}, // ...b finishes it
+		{Chain: "c", Route: "p/b", Class: failure.OK, Stream: true, Part: 1, Method: "instruct"},
+		{Chain: "c", Route: "p/b", Class: failure.OK, Stream: true, Part: 2, Method: "instruct"},
+		{Chain: "c", Route: "p/b", Class: failure.OK, Stream: true, Part: 1},                           // afresh
+		{Chain: "c", Route: "p/b", Class: failure.BadRequest, Stream: true, Part: 1, Method: "prefix"}, // refused: no rescue
+		{Chain: "c", Route: "p/b", Class: failure.OK, Stream: true, Part: 1, Method: "made-up"},
+		{Chain: "c", Route: "p/a", Class: failure.OK, Retry: true},
+		{Chain: "c", Route: "p/a", Class: failure.OK, Retry: true},
+		{Chain: "c", Route: "p/a", Class: failure.Overloaded, Retry: true},
+		{Chain: "c", Route: "p/a", Class: failure.Cancelled, Retry: true},
+		{Chain: "probe", Route: "p/a", Class: failure.OK, Retry: true},
+		{Chain: "c", Route: "not/in-plan", Class: failure.OK, Stream: true, Part: 1},
+	} {
+		m.RecordAttempt(&at)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`tollfree_stream_rescues_total{chain="c",method="prefix",route="p/b"} 1`,
+		`tollfree_stream_rescues_total{chain="c",method="instruct",route="p/b"} 2`,
+		`tollfree_stream_rescues_total{chain="c",method="afresh",route="p/b"} 1`,
+		`tollfree_stream_rescues_total{chain="c",method="other",route="p/b"} 1`,
+		`tollfree_stream_rescues_total{chain="c",method="prefix",route="p/a"} 0`,
+		`tollfree_polite_retries_total{chain="c",outcome="answered",route="p/a"} 2`,
+		`tollfree_polite_retries_total{chain="c",outcome="failed",route="p/a"} 1`,
+		`tollfree_polite_retries_total{chain="c",outcome="cancelled",route="p/a"} 1`,
+		`tollfree_polite_retries_total{chain="c",outcome="answered",route="p/b"} 0`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, never := range []string{"probe", "not/in-plan", "made-up"} {
+		if strings.Contains(body, never) {
+			t.Errorf("/metrics labels %q, outside the plan and the vocabulary", never)
+		}
+	}
+}
+
+// TestMethodsFollowFigures: the method label is looked up by
+// figures.Method, so the two lists must agree.
+func TestMethodsFollowFigures(t *testing.T) {
+	if len(methods) != len(figures.Methods) {
+		t.Fatalf("%d method labels, %d figures.Methods", len(methods), len(figures.Methods))
+	}
+	for i, m := range methods {
+		if m != figures.Methods[i] {
+			t.Errorf("method label %d is %q, figures.Methods says %q", i, m, figures.Methods[i])
+		}
 	}
 }

@@ -24,19 +24,22 @@ const (
 	NameResting        = "tollfree_resting"
 	NameRouteState     = "tollfree_route_state"
 	NameScrapeErrors   = "tollfree_metrics_store_errors_total"
+	NameStreamRescues  = "tollfree_stream_rescues_total"
+	NamePoliteRetries  = "tollfree_polite_retries_total"
 )
 
 // Label names.
 const (
 	LabelChain     = "chain"     // a chain of the plan
 	LabelRoute     = "route"     // a route ID of the plan
-	LabelOutcome   = "outcome"   // a request outcome (below) or a failure class
+	LabelOutcome   = "outcome"   // a request outcome (below), a failure class, or a polite retry's outcome
 	LabelDirection = "direction" // DirectionIn or DirectionOut
 	LabelKey       = "key"       // a route ID or "provider:<name>" of the plan
 	LabelClass     = "class"     // a failure class, or ClassPaused
 	LabelKind      = "kind"      // a fallback kind (below)
 	LabelWindow    = "window"    // rpm, rpd, tpm, tpd
 	LabelState     = "state"     // a route state (below)
+	LabelMethod    = "method"    // a rescue method (below)
 )
 
 // Request outcomes, the values of outcome on NameRequests.
@@ -47,6 +50,19 @@ const (
 	OutcomeFailed    = "failed"    // no route answered; the caller got an error
 	OutcomeRejected  = "rejected"  // the request's own fault (bad request, refusal, too large)
 	OutcomeCancelled = "cancelled" // the caller went away
+)
+
+// A polite retry's outcome, the values of outcome on NamePoliteRetries:
+// OutcomeAnswered (the retry answered), OutcomeFailed (it failed too; the
+// chain went on) or OutcomeCancelled (the caller went away, or a hedge won).
+
+// Rescue methods, the values of method on NameStreamRescues: how the route
+// that finished a broken stream continued it (Other: a method this build
+// does not know).
+const (
+	MethodPrefix   = "prefix"   // it continued the answer given as a trailing assistant message
+	MethodInstruct = "instruct" // it was handed the partial answer with a request to continue it
+	MethodAfresh   = "afresh"   // nothing had been streamed yet: it took the request up afresh
 )
 
 // Fallback kinds, the values of kind on NameFallbacks.
@@ -86,3 +102,10 @@ var outcomes = [...]string{OutcomeAnswered, OutcomeCached, OutcomeFallback, Outc
 var fallbackKinds = [...]string{FallbackMessage, FallbackSearch, FallbackError}
 
 var states = [...]string{StateReady, StateResting, StatePaused, StateExhausted, StateDisabled}
+
+// methods are the rescue methods in figures.Methods' order, which indexes
+// them.
+var methods = [...]string{MethodPrefix, MethodInstruct, MethodAfresh, Other}
+
+// retryOutcomes are the outcomes of a polite retry, indexed by retryOutcome.
+var retryOutcomes = [...]string{OutcomeAnswered, OutcomeFailed, OutcomeCancelled}

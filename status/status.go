@@ -29,6 +29,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	figs "github.com/tollfree/tollfree/internal/figures"
 	"github.com/tollfree/tollfree/internal/stats"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/rest"
@@ -119,6 +120,9 @@ type Chain struct {
 	Unanswered uint64 `json:"unanswered"`
 	Failovers  uint64 `json:"failovers"`
 	Cached     uint64 `json:"cached"`
+	// StreamsRescued counts the streams that broke after their first token
+	// and that a later route finished (issue 13); each is also answered.
+	StreamsRescued uint64 `json:"streams_rescued"`
 }
 
 // Figures are the rates and latencies over recent traffic (see package
@@ -205,6 +209,17 @@ type Route struct {
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 	Chains      []string   `json:"chains"`
+	// PoliteRetries counts the polite retries of a blip made on the route
+	// (the same route called once more after the wait it asked for), and
+	// PoliteRetriesAnswered those that answered.
+	PoliteRetries         uint64 `json:"polite_retries"`
+	PoliteRetriesAnswered uint64 `json:"polite_retries_answered"`
+	// StreamsRescued counts the broken streams the route finished (it
+	// answered a part after the first), and RescuedBy the same by how it
+	// continued them: "prefix", "instruct", "afresh" (nothing had been
+	// streamed yet); RescuedBy is absent when there are none.
+	StreamsRescued uint64            `json:"streams_rescued"`
+	RescuedBy      map[string]uint64 `json:"rescued_by,omitempty"`
 }
 
 // Provider is one provider account.
@@ -320,6 +335,7 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 			if st, ok := s.o.Stats.Chain(name); ok {
 				c.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
 				c.Answered, c.Unanswered, c.Failovers, c.Cached = st.Answered, st.Unanswered, st.Failovers, st.Cached
+				c.StreamsRescued = st.Rescued
 			}
 		}
 		snap.Chains = append(snap.Chains, c)
@@ -337,6 +353,16 @@ func (s *Source) figures(r *Route) {
 	}
 	r.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
 	r.Attempts, r.OK, r.SilentLosses = st.Attempts, st.OK, st.SilentLosses
+	r.PoliteRetries, r.PoliteRetriesAnswered = st.PoliteRetries, st.PoliteRetriesAnswered
+	for i, n := range st.Rescues {
+		if n > 0 {
+			if r.RescuedBy == nil {
+				r.RescuedBy = make(map[string]uint64, len(st.Rescues))
+			}
+			r.RescuedBy[figs.Methods[i]] = n
+			r.StreamsRescued += n
+		}
+	}
 	if !st.LastErrorAt.IsZero() {
 		r.LastError, r.LastErrorAt = st.LastError.String(), timePtr(st.LastErrorAt)
 	}

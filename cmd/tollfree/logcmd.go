@@ -19,7 +19,10 @@ const logUsage = `Usage:
 
 stats reads the call log and prints, per route and day: calls, ok, failover
 rate, latency p50/p95 of ok calls, tokens, requests and tokens used against
-the route's daily limits, cached answers and the outcome mix.
+the route's daily limits, cached answers and the outcome mix; then, for the
+routes and days that have any, and in total: the broken streams each route
+rescued, by method (prefix, instruct, afresh), and the polite retries of a
+blip made on it, with how many answered.
 `
 
 // logCmd runs the call-log tools (issue 6, part 5).

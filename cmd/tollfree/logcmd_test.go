@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/calllog"
+	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/route"
 )
 
 // writeCallLog writes a small call log at path.
@@ -108,5 +110,74 @@ func TestLogStatsJSON(t *testing.T) {
 	r := got.Rows[0]
 	if r.Calls != 4 || r.OK != 3 || r.FailoverRate != 0.25 || r.RPDLimit != 1000 || r.TPDLimit != 100000 || r.LatencyP50 != 300 {
 		t.Errorf("row %+v: want 4 calls, 3 ok, failover 0.25, limits 1000/100000, p50 300", r)
+	}
+}
+
+// TestLogStatsRescues runs `tollfree log stats` on a call log holding the
+// lines the router writes when it rescues a broken stream and retries a
+// blip politely (issue 13): the table is followed by the streams rescued
+// and the polite retries per route, and their total, as text and as JSON.
+func TestLogStatsRescues(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "calls.jsonl")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := calllog.New(f)
+	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	const groq, cere = "groq/llama-3.3-70b-versatile", "cerebras/gpt-oss-120b"
+	for _, a := range []route.Attempt{
+		{RequestID: "s1", Route: groq, Provider: "groq", Class: failure.Overloaded, Stream: true},
+		{RequestID: "s1", Route: cere, Provider: "cerebras", Class: failure.OK, Stream: true, Part: 1, Method: "instruct"},
+		{RequestID: "s2", Route: groq, Provider: "groq", Class: failure.Timeout, Stream: true},
+		{RequestID: "s2", Route: cere, Provider: "cerebras", Class: failure.OK, Stream: true, Part: 1, Method: "instruct"},
+		{RequestID: "r1", Route: groq, Provider: "groq", Class: failure.Overloaded},
+		{RequestID: "r1", Route: groq, Provider: "groq", Class: failure.OK, Retry: true},
+	} {
+		a.Chain, a.Start = "answer", at
+		w.Write(calllog.FromAttempt(&a))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, "c.yaml", "providers:\n  groq: {preset: groq}\n  cerebras: {preset: cerebras}\nchains:\n  answer: {routes: ["+groq+", "+cere+"]}\n")
+
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"log", "stats", "-config", cfg, "-file", logPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{
+		"DAY (UTC)   ROUTE                         STREAMS RESCUED  POLITE RETRIES\n",
+		"2026-06-15  groq/llama-3.3-70b-versatile  -                1 (1 answered)\n",
+		"2026-06-15  cerebras/gpt-oss-120b         2 (instruct 2)   -\n",
+		"total                                     2 (instruct 2)   1 (1 answered)\n",
+		"streams rescued: streams that broke after their first token",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		}
+	}
+
+	stdout.Reset()
+	if code := run([]string{"log", "stats", "-config", cfg, "-file", logPath, "-json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("-json: exit code %d: %s", code, stderr.String())
+	}
+	var got struct {
+		StreamsRescued        int            `json:"streams_rescued"`
+		RescuedBy             map[string]int `json:"rescued_by"`
+		PoliteRetries         int            `json:"polite_retries"`
+		PoliteRetriesAnswered int            `json:"polite_retries_answered"`
+		Rows                  []map[string]any
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
+	}
+	if got.StreamsRescued != 2 || got.RescuedBy["instruct"] != 2 || got.PoliteRetries != 1 || got.PoliteRetriesAnswered != 1 {
+		t.Errorf("JSON totals: %d streams rescued %v, %d polite retries (%d answered); want 2 {instruct: 2}, 1 (1 answered)\n%s",
+			got.StreamsRescued, got.RescuedBy, got.PoliteRetries, got.PoliteRetriesAnswered, stdout.String())
+	}
+	if len(got.Rows) != 2 || got.Rows[0]["polite_retries"] != 1.0 || got.Rows[1]["streams_rescued"] != 2.0 || got.Rows[0]["streams_rescued"] != nil {
+		t.Errorf("JSON rows %v: want groq with 1 polite retry and no rescue field, cerebras with 2 streams rescued", got.Rows)
 	}
 }

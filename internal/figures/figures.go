@@ -19,6 +19,14 @@
 //   - Latency percentiles are nearest-rank (Rank), of ok attempts only:
 //     exact over a bounded sample (Percentile), or within 1% over any number
 //     of them (Histogram).
+//   - A route rescued a stream (Rescued) when it answered (ok) a streamed
+//     request on a part after the first: the stream had broken after its
+//     first token and this route finished it, by one of the Methods
+//     (Method): prefix, instruct, or afresh when nothing had been streamed
+//     yet (issue 13). A broken stream that no route finished leaves no ok
+//     attempt.
+//   - A polite retry is an attempt that called the same route once more
+//     after a blip (route.Attempt.Retry); it answered when it ended ok.
 //
 // Rate gives every rate; no rate is shown before anything counts for it.
 package figures
@@ -45,6 +53,52 @@ func HandsOn(c failure.Class) bool {
 // success rate.
 func Judged(c failure.Class) bool {
 	return c == failure.OK || c == failure.SilentLoser || c.Rests()
+}
+
+// Rescued reports whether an attempt of class c, of a streamed request
+// (stream) and on part part, rescued a broken stream: it answered on a
+// part after the first.
+func Rescued(c failure.Class, stream bool, part int) bool {
+	return c == failure.OK && stream && part >= 1
+}
+
+// The ways a stream is rescued, as Methods names them.
+const (
+	// MethodPrefix: the route continued the answer given as a trailing
+	// assistant message.
+	MethodPrefix = "prefix"
+	// MethodInstruct: the partial answer was handed back with a request to
+	// continue it.
+	MethodInstruct = "instruct"
+	// MethodAfresh: nothing had been streamed yet (reasoning only), and the
+	// route took the request up afresh.
+	MethodAfresh = "afresh"
+	// MethodOther: a method this build does not know (a newer gateway's
+	// call log).
+	MethodOther = "other"
+)
+
+// Methods lists the rescue methods in the order they are shown; Method
+// indexes it. It is never written to.
+var Methods = [...]string{MethodPrefix, MethodInstruct, MethodAfresh, MethodOther}
+
+// NumMethods is len(Methods).
+const NumMethods = len(Methods)
+
+// Method returns the index in Methods of how a rescuing attempt continued
+// the stream, from its route.Attempt.Method (the call log's
+// "continuation"): "" took the request up afresh; a method this build does
+// not know is MethodOther.
+func Method(m string) int {
+	switch m {
+	case MethodPrefix:
+		return 0
+	case MethodInstruct:
+		return 1
+	case "", MethodAfresh:
+		return 2
+	}
+	return 3
 }
 
 // Rate returns part over whole, and whether there is a rate at all: false

@@ -129,3 +129,31 @@ func series(from, to int) []float64 {
 	}
 	return s
 }
+
+// TestRescues pins which attempts rescued a stream, and how each
+// continuation the router or a call log names is counted.
+func TestRescues(t *testing.T) {
+	rescued := []struct {
+		name   string
+		c      failure.Class
+		stream bool
+		part   int
+		want   bool
+	}{
+		{"a stream finished on its second part", failure.OK, true, 1, true},
+		{"on its third", failure.OK, true, 2, true},
+		{"a stream answered by its first part", failure.OK, true, 0, false},
+		{"a continuation that failed", failure.Overloaded, true, 1, false},
+		{"an answer that is not a stream", failure.OK, false, 1, false},
+	}
+	for _, tt := range rescued {
+		if got := Rescued(tt.c, tt.stream, tt.part); got != tt.want {
+			t.Errorf("%s: Rescued = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	for m, want := range map[string]string{"prefix": "prefix", "instruct": "instruct", "": "afresh", "afresh": "afresh", "telepathy": "other"} {
+		if got := Methods[Method(m)]; got != want {
+			t.Errorf("Method(%q) is %s, want %s", m, got, want)
+		}
+	}
+}

@@ -19,12 +19,22 @@
 //     every class but ok, cancelled, silent_loser (another route had
 //     already answered), bad_request and refused.
 //   - A chain's request is answered when one of its attempts ends ok. It was
-//     answered by failover when the answering attempt was not the request's
-//     first: another route had already failed for it, or the answer won a
-//     race as a hedge. A chain's failover rate is the share of its answered
-//     requests answered by failover; its success rate is answered requests
-//     over answered plus unanswered ones (the fallback or an error answered;
-//     reported through Request, since attempts alone cannot tell).
+//     answered by failover when another route had failed for it first (a
+//     polite retry that answered on the route that had failed is no
+//     failover), when the answer won a race as a hedge, or when it finished
+//     a stream that had broken (a rescue, below). A chain's failover rate is
+//     the share of its answered requests answered by failover; its success
+//     rate is answered requests over answered plus unanswered ones (the
+//     fallback or an error answered; reported through Request, since
+//     attempts alone cannot tell).
+//   - A route rescued a stream when it answered a streamed request on a
+//     part after the first: the stream had broken after its first token and
+//     the route continued it, by prefix or instruct, or took it up afresh
+//     when nothing had been streamed yet (issue 13). A chain counts the
+//     streams it rescued; a route, those it rescued, by method.
+//   - A polite retry is an attempt that called the same route once more
+//     after a blip (a bare 500, a short 429); a route counts the ones made
+//     on it and those that answered.
 //   - Latency percentiles are of answering attempts only (a route's p50 and
 //     p95 of its ok attempts; a chain's of its answered requests, timed from
 //     the start of the request's first failed attempt when it failed over).
@@ -82,6 +92,9 @@ type routeStats struct {
 	lastClass failure.Class // of the last failure (not ok, not cancelled)
 	lastAt    time.Time
 	lastOK    time.Time
+	retries   uint64                     // polite retries
+	retriesOK uint64                     // polite retries that answered
+	rescues   [figures.NumMethods]uint64 // streams rescued, by figures.Method
 }
 
 type reqSample struct {
@@ -98,10 +111,18 @@ type chainStats struct {
 	unanswered uint64
 	failovers  uint64
 	cached     uint64
+	rescued    uint64 // streams answered on a part after the first
 	// open holds the requests with a failed attempt that have not been
-	// answered yet: request id to the failed attempt's start. Written only
+	// answered yet: request id to the first failed attempt. Written only
 	// on failure, so a healthy request path never allocates here.
-	open map[string]time.Time
+	open map[string]failed
+}
+
+// failed is a request's first failed attempt: when it started, and on
+// which route (a route of the plan: the string is the plan's).
+type failed struct {
+	start time.Time
+	route string
 }
 
 // New returns Stats for the routes and chains of plan. Attempts of routes
@@ -132,54 +153,76 @@ func millis(d time.Duration) uint32 {
 // RecordAttempt implements route.Recorder.
 func (s *Stats) RecordAttempt(a *route.Attempt) {
 	if rs := s.routes[a.Route]; rs != nil {
-		rs.mu.Lock()
-		rs.attempts++
-		if a.Class != failure.Cancelled {
-			rs.ring[rs.n%Window] = sample{ms: millis(a.Latency), class: a.Class}
-			rs.n++
-		}
-		switch a.Class {
-		case failure.OK:
-			rs.ok++
-			rs.lastOK = a.Start.Add(a.Latency)
-		case failure.Cancelled:
-		default:
-			if a.Class == failure.SilentLoser {
-				rs.silent++
-			}
-			rs.lastClass, rs.lastAt = a.Class, a.Start.Add(a.Latency)
-		}
-		rs.mu.Unlock()
+		rs.record(a)
 	}
-	cs := s.chains[a.Chain]
-	if cs == nil {
-		return
+	if cs := s.chains[a.Chain]; cs != nil {
+		cs.record(a)
 	}
+}
+
+func (rs *routeStats) record(a *route.Attempt) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.attempts++
+	if a.Class != failure.Cancelled {
+		rs.ring[rs.n%Window] = sample{ms: millis(a.Latency), class: a.Class}
+		rs.n++
+	}
+	switch a.Class {
+	case failure.OK:
+		rs.ok++
+		rs.lastOK = a.Start.Add(a.Latency)
+	case failure.Cancelled:
+	default:
+		if a.Class == failure.SilentLoser {
+			rs.silent++
+		}
+		rs.lastClass, rs.lastAt = a.Class, a.Start.Add(a.Latency)
+	}
+	if a.Retry {
+		rs.retries++
+		if a.Class == failure.OK {
+			rs.retriesOK++
+		}
+	}
+	if figures.Rescued(a.Class, a.Stream, a.Part) {
+		rs.rescues[figures.Method(a.Method)]++
+	}
+}
+
+// record counts an answer as a request answered, and remembers a failure
+// that handed its request on until the answer comes. A stream rescued on a
+// later part was answered by failover: its first part broke.
+func (cs *chainStats) record(a *route.Attempt) {
 	switch {
-	case a.Class == failure.OK && a.Part == 0:
+	case a.Class == failure.OK:
+		rescued := figures.Rescued(a.Class, a.Stream, a.Part)
 		cs.mu.Lock()
-		first, failedOver := cs.open[a.RequestID]
-		if failedOver {
-			delete(cs.open, a.RequestID)
-		}
+		first, failedBefore := cs.open[a.RequestID]
 		lat := a.Latency
-		if failedOver {
-			lat = a.Start.Add(a.Latency).Sub(first)
+		if failedBefore {
+			delete(cs.open, a.RequestID)
+			lat = a.Start.Add(a.Latency).Sub(first.start)
 		}
-		fo := failedOver || a.Hedge
+		// A polite retry that answered on the route that failed first is
+		// no failover: the same route answered.
+		fo := failedBefore && first.route != a.Route || a.Hedge || rescued
 		cs.add(reqSample{ms: millis(lat), answered: true, failover: fo})
 		cs.answered++
 		if fo {
 			cs.failovers++
+		}
+		if rescued {
+			cs.rescued++
 		}
 		cs.mu.Unlock()
 	case figures.HandsOn(a.Class) && a.RequestID != "":
 		cs.mu.Lock()
 		if _, ok := cs.open[a.RequestID]; !ok {
 			if cs.open == nil || len(cs.open) >= maxOpen {
-				cs.open = make(map[string]time.Time)
+				cs.open = make(map[string]failed)
 			}
-			cs.open[a.RequestID] = a.Start
+			cs.open[a.RequestID] = failed{start: a.Start, route: a.Route}
 		}
 		cs.mu.Unlock()
 	}
@@ -241,6 +284,14 @@ type Route struct {
 	LastErrorAt time.Time
 	// LastOK is when the last answer ended; zero: none yet.
 	LastOK time.Time
+	// PoliteRetries counts since the start the polite retries of a blip
+	// made on the route (route.Attempt.Retry), PoliteRetriesAnswered those
+	// that answered.
+	PoliteRetries         uint64
+	PoliteRetriesAnswered uint64
+	// Rescues counts since the start the broken streams the route rescued
+	// (figures.Rescued), by method, indexed as figures.Methods.
+	Rescues [figures.NumMethods]uint64
 }
 
 // Chain is one chain's figures.
@@ -250,6 +301,10 @@ type Chain struct {
 	Unanswered uint64
 	Failovers  uint64
 	Cached     uint64
+	// Rescued counts since the start the streams that broke after their
+	// first token and were finished by a later part (figures.Rescued).
+	// Each is also answered, by failover.
+	Rescued uint64
 	// Recent is how many requests the rates are over (at most Window).
 	Recent       int
 	SuccessRate  float64
@@ -269,7 +324,8 @@ func (s *Stats) Route(id string) (Route, bool) {
 	rs.mu.Lock()
 	n := int(min(rs.n, Window))
 	copy(buf[:], rs.ring[:])
-	out := Route{Attempts: rs.attempts, OK: rs.ok, SilentLosses: rs.silent, LastError: rs.lastClass, LastErrorAt: rs.lastAt, LastOK: rs.lastOK, Recent: n}
+	out := Route{Attempts: rs.attempts, OK: rs.ok, SilentLosses: rs.silent, LastError: rs.lastClass, LastErrorAt: rs.lastAt, LastOK: rs.lastOK, Recent: n,
+		PoliteRetries: rs.retries, PoliteRetriesAnswered: rs.retriesOK, Rescues: rs.rescues}
 	rs.mu.Unlock()
 	var ms [Window]uint32
 	var ok, judgedN, handed int
@@ -304,7 +360,7 @@ func (s *Stats) Chain(name string) (Chain, bool) {
 	cs.mu.Lock()
 	n := int(min(cs.n, Window))
 	copy(buf[:], cs.ring[:])
-	out := Chain{Answered: cs.answered, Unanswered: cs.unanswered, Failovers: cs.failovers, Cached: cs.cached, Recent: n}
+	out := Chain{Answered: cs.answered, Unanswered: cs.unanswered, Failovers: cs.failovers, Cached: cs.cached, Rescued: cs.rescued, Recent: n}
 	cs.mu.Unlock()
 	var ms [Window]uint32
 	var ans, fo int

@@ -129,7 +129,55 @@ func TestWindowKeepsRecent(t *testing.T) {
 func TestRecordDoesNotAllocate(t *testing.T) {
 	s := New(testPlan())
 	ok := &route.Attempt{RequestID: "r", Chain: "c", Route: "p/a", Class: failure.OK, Latency: time.Millisecond}
-	if n := testing.AllocsPerRun(1000, func() { s.RecordAttempt(ok) }); n != 0 {
+	rescue := &route.Attempt{RequestID: "r", Chain: "c", Route: "p/b", Class: failure.OK, Stream: true, Part: 1, Method: "instruct", Retry: true}
+	if n := testing.AllocsPerRun(1000, func() { s.RecordAttempt(ok); s.RecordAttempt(rescue) }); n != 0 {
 		t.Errorf("RecordAttempt of an answer: %v allocations, want 0", n)
+	}
+}
+
+// TestRescuesAndPoliteRetries feeds the attempts the router makes when it
+// rescues a broken stream or retries a blip politely (issue 13): the route
+// that finished a stream counts it by method, the chain counts it rescued
+// and answered by failover; the route retried counts its polite retries
+// and those that answered, and a retry answered on the same route is no
+// failover.
+func TestRescuesAndPoliteRetries(t *testing.T) {
+	s := New(testPlan())
+	at := func(a route.Attempt) {
+		a.Chain = "c"
+		a.Start = t0
+		a.Latency = 100 * time.Millisecond
+		s.RecordAttempt(&a)
+	}
+	// Three streams break on a after their first token; b finishes each,
+	// one way each.
+	for id, method := range map[string]string{"s1": "prefix", "s2": "instruct", "s3": ""} {
+		at(route.Attempt{RequestID: id, Route: "p/a", Class: failure.Overloaded, Stream: true})
+		at(route.Attempt{RequestID: id, Route: "p/b", Class: failure.OK, Stream: true, Part: 1, Method: method})
+	}
+	// One breaks and b cannot continue it: no rescue.
+	at(route.Attempt{RequestID: "s4", Route: "p/a", Class: failure.Timeout, Stream: true})
+	at(route.Attempt{RequestID: "s4", Route: "p/b", Class: failure.BadRequest, Stream: true, Part: 1, Method: "prefix"})
+	// A blip on a, retried on a: answered there.
+	at(route.Attempt{RequestID: "r1", Route: "p/a", Class: failure.Overloaded})
+	at(route.Attempt{RequestID: "r1", Route: "p/a", Class: failure.OK, Retry: true})
+	// A short 429 on a, retried on a, fails again: b answers.
+	at(route.Attempt{RequestID: "r2", Route: "p/a", Class: failure.RateMinute})
+	at(route.Attempt{RequestID: "r2", Route: "p/a", Class: failure.Overloaded, Retry: true})
+	at(route.Attempt{RequestID: "r2", Route: "p/b", Class: failure.OK})
+
+	a, _ := s.Route("p/a")
+	if a.PoliteRetries != 2 || a.PoliteRetriesAnswered != 1 || a.Rescues != [4]uint64{} {
+		t.Errorf("route a: %d polite retries (%d answered), rescues %v; want 2 (1 answered), none", a.PoliteRetries, a.PoliteRetriesAnswered, a.Rescues)
+	}
+	b, _ := s.Route("p/b")
+	if want := [4]uint64{1, 1, 1, 0}; b.Rescues != want || b.PoliteRetries != 0 {
+		t.Errorf("route b: rescues %v (prefix, instruct, afresh, other), %d polite retries; want %v, 0", b.Rescues, b.PoliteRetries, want)
+	}
+	c, _ := s.Chain("c")
+	// Answered: s1, s2, s3, r1, r2. By failover: the three rescues and r2;
+	// r1 was answered by the route that had failed.
+	if c.Rescued != 3 || c.Answered != 5 || c.Failovers != 4 {
+		t.Errorf("chain: %d rescued, %d answered, %d failovers; want 3, 5, 4", c.Rescued, c.Answered, c.Failovers)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollfree/tollfree/internal/figures"
 	"github.com/tollfree/tollfree/status"
 )
 
@@ -260,6 +261,28 @@ var funcs = template.FuncMap{
 	"count":     count,
 	"hasPrefix": strings.HasPrefix,
 	"bars":      bars,
+	"plural":    plural,
+	"methods":   methods,
+}
+
+// plural counts n things: "1 polite retry", "2 polite retries".
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatUint(n, 10) + " " + many
+}
+
+// methods lists the rescues of a route by method, in figures.Methods'
+// order: "prefix 2, instruct 1".
+func methods(by map[string]uint64) string {
+	var parts []string
+	for _, m := range figures.Methods {
+		if n := by[m]; n > 0 {
+			parts = append(parts, m+" "+strconv.FormatUint(n, 10))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // percent formats a fraction as a percentage to a tenth, without trailing
