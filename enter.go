@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
@@ -111,11 +113,19 @@ func spent(by ServedBy, u Usage, known bool) (int, bool) {
 
 // endingStream ends the request's turn when its stream ends: at its clean
 // end, when it breaks, or when it is closed before either (the caller went
-// away). The concurrency slot is never held past the stream.
+// away). The concurrency slot is never held past the stream. A route's
+// stream is told to the observer once, when it ends: answered, failed (it
+// broke and no route continued it), or cancelled.
 type endingStream struct {
 	llm.ChunkStream
 	turn *turn
 	by   ServedBy
+	// For a route's stream: who hears how it ended, and when it began.
+	obs   *observability
+	chain string
+	start time.Time
+	clock interface{ Now() time.Time }
+	told  atomic.Bool
 }
 
 var _ llm.ChunkStream = (*endingStream)(nil)
@@ -128,15 +138,30 @@ func (s *endingStream) Next() (llm.Chunk, error) {
 		// reported nothing: closer than the estimate made before.
 		u, _ := s.ChunkStream.Usage()
 		s.turn.end(spent(s.by, u, true))
+		s.tell(outcomeAnswered)
 	case err != nil:
 		s.turn.end(0, false)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			s.tell(outcomeCancelled)
+		} else {
+			s.tell(outcomeFailed)
+		}
 	}
 	return c, err
+}
+
+// tell tells the observer how a route's stream ended, once.
+func (s *endingStream) tell(outcome string) {
+	if s.obs == nil || s.told.Swap(true) {
+		return
+	}
+	s.obs.Request(s.chain, outcome, s.clock.Now().Sub(s.start))
 }
 
 // Close ends the turn (the estimate stands if the stream did not end) and
 // closes the stream.
 func (s *endingStream) Close() error {
 	s.turn.end(0, false)
+	s.tell(outcomeCancelled)
 	return s.ChunkStream.Close()
 }

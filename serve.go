@@ -146,12 +146,18 @@ func (g *Gateway) ServeStream(ctx context.Context, ch *config.Chain, c Call) (*A
 		}
 		return fallbackStream(by, text, id, false), nil
 	}
+	start := g.clock.Now()
 	as, err := g.answerStream(ctx, ch, &c, id)
 	if err != nil {
 		t.end(0, false)
 		return nil, err
 	}
-	as.ChunkStream = &endingStream{ChunkStream: as.ChunkStream, turn: t, by: as.ServedBy}
+	es := &endingStream{ChunkStream: as.ChunkStream, turn: t, by: as.ServedBy}
+	if as.ServedBy == ServedByRoute {
+		// The cache and the fallback told the observer already.
+		es.obs, es.chain, es.start, es.clock = g.obs, ch.Name, start, g.clock
+	}
+	as.ChunkStream = es
 	return as, nil
 }
 

@@ -399,6 +399,10 @@ func TestMetrics(t *testing.T) {
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 	h.ask("answer")
 	h.ask("small")
+	// A streamed answer is a request too, counted when it ends.
+	if r := h.post("/v1/chat/completions", "application/json", []byte(`{"model":"small","stream":true,"messages":[{"role":"user","content":"What does tollfree do?"}]}`)); r.status != http.StatusOK || !bytes.Contains(r.body, []byte("[DONE]")) {
+		t.Fatalf("streamed request: %d %.200q", r.status, r.body)
+	}
 	h.mustAdmin("pause", `{"provider":"cerebras"}`)
 	got := h.get("/metrics")
 	if got.status != http.StatusOK {
@@ -452,13 +456,13 @@ func TestMetrics(t *testing.T) {
 		{"route state", metrics.NameRouteState, map[string]string{"route": "groq/llama-3.3-70b-versatile", "state": "resting"}, 1},
 		{"route state paused", metrics.NameRouteState, map[string]string{"route": "cerebras/gpt-oss-120b", "state": "paused"}, 1},
 		{"disabled", metrics.NameRouteState, map[string]string{"route": "mistral/mistral-small-latest", "state": "disabled"}, 1},
-		{"budget used", metrics.NameBudgetUsed, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 1},
-		{"budget left", metrics.NameBudgetLeft, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 1},
+		{"budget used", metrics.NameBudgetUsed, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 2},
+		{"budget left", metrics.NameBudgetLeft, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 0},
 		{"budget limit", metrics.NameBudgetLimit, map[string]string{"key": "groq/llama-3.1-8b-instant", "window": "rpd"}, 2},
 		{"tokens counted", metrics.NameTokens, map[string]string{"route": "groq/llama-3.1-8b-instant", "direction": "out"}, -1},
 		{"cache hits ready at zero", metrics.NameCacheHits, map[string]string{"chain": "answer"}, 0},
 		{"fallbacks ready at zero", metrics.NameFallbacks, map[string]string{"chain": "answer", "kind": "message"}, 0},
-		{"requests answered", metrics.NameRequests, map[string]string{"chain": "small", "outcome": "answered"}, 1},
+		{"requests answered, one of them streamed", metrics.NameRequests, map[string]string{"chain": "small", "outcome": "answered"}, 2},
 		{"requests answered on answer", metrics.NameRequests, map[string]string{"chain": "answer", "outcome": "answered"}, 1},
 		{"no fallback served", metrics.NameRequests, map[string]string{"chain": "answer", "outcome": "fallback"}, 0},
 	}
