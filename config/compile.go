@@ -215,6 +215,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 	ch := &Chain{
 		Name:              name,
 		AttemptTimeout:    time.Duration(*c.AttemptTimeout),
+		FirstTokenTimeout: time.Duration(*c.FirstTokenTimeout),
 		Deadline:          time.Duration(*c.Deadline),
 		HedgeDelay:        time.Duration(*c.HedgeDelay),
 		MaxInFlight:       *c.MaxInFlight,

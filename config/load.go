@@ -97,6 +97,10 @@ const (
 	defaultIdleTimeout    = 30 * time.Second
 )
 
+// defaultFirstToken is a chain's first-token timeout (issue 13: a first
+// token 20 s late used to be waited for; a user gives up well before).
+const defaultFirstToken = 10 * time.Second
+
 // defaultRoles are read when the file has no roles: list.
 func defaultRoles() []string { return []string{"PLANNER_MODEL", "EXTRACTOR_MODEL", "JUDGE_MODEL"} }
 
@@ -215,6 +219,15 @@ func chainDefaults(c *ChainConfig) {
 	}
 	if c.AttemptTimeout == nil {
 		c.AttemptTimeout = ptr(Duration(defaultAttemptTimeout))
+	}
+	if c.FirstTokenTimeout == nil {
+		// Never past the attempt timeout, which caps it (a zero one is
+		// reported as such, not here).
+		ft := Duration(defaultFirstToken)
+		if at := *c.AttemptTimeout; at > 0 && at < ft {
+			ft = at
+		}
+		c.FirstTokenTimeout = &ft
 	}
 	if c.WaitCap == nil && !*c.Interactive {
 		c.WaitCap = ptr(Duration(defaultWaitCap))

@@ -198,7 +198,9 @@ type ModelConfig struct {
 	TPD *int `yaml:"tpd"`
 	// Reset defaults to the provider's.
 	Reset string `yaml:"reset"`
-	// Timeout caps one attempt; zero leaves it to the chain.
+	// Timeout caps one attempt, and a stream's wait for its first token,
+	// in place of the chain's attempt_timeout and first_token_timeout;
+	// zero leaves both to the chain.
 	Timeout *Duration `yaml:"timeout"`
 	// MaxContext is the context window in tokens; 0 unknown.
 	MaxContext *int `yaml:"max_context"`
@@ -229,6 +231,12 @@ type ChainConfig struct {
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout *Duration `yaml:"attempt_timeout"`
+	// FirstTokenTimeout caps a stream's wait for its first token (a
+	// reasoning delta counts) on a route without its own timeout; three
+	// times that for a thinking route; at most attempt_timeout. A slower
+	// route fails over as a timeout. Default 10s, or attempt_timeout when
+	// that is shorter.
+	FirstTokenTimeout *Duration `yaml:"first_token_timeout"`
 	// Deadline caps the whole request, a whole stream included (a stream
 	// still running at it ends with an error event). Default 60s; for a
 	// chain that is not interactive, at least wait_cap + attempt_timeout.

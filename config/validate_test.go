@@ -299,6 +299,14 @@ func TestProblems(t *testing.T) {
 			want: []string{`t.yaml:6: chains.a.idle_timeout: must be more than 0 (write, say, 30s)`},
 		},
 		{
+			name: "first token timeout",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    first_token_timeout: 0s\n  b:\n    routes: [groq/llama-3.1-8b-instant]\n    attempt_timeout: 8s\n    first_token_timeout: 12s\n",
+			want: []string{
+				`t.yaml:6: chains.a.first_token_timeout: must be more than 0 (write, say, 10s)`,
+				`t.yaml:10: chains.b.first_token_timeout: 12s is longer than attempt_timeout 8s, which caps the wait for a first token too; write at most 8s, or raise attempt_timeout`,
+			},
+		},
+		{
 			name: "wait cap on an interactive chain",
 			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    wait_cap: 1m\n",
 			want: []string{`t.yaml:6: chains.a.wait_cap: interactive chains never wait; set interactive: false to wait`},
