@@ -128,6 +128,7 @@ func (l *loader) compile() *Plan {
 			MaxRequests:       f.Server.MaxRequests,
 			QueueLength:       f.Server.QueueLength,
 			QueueWait:         time.Duration(f.Server.QueueWait),
+			StreamKeepAlive:   time.Duration(*f.Server.StreamKeepAlive),
 		},
 		Rest: RestTimes{
 			Empty:      time.Duration(f.Rest.Empty),

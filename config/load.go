@@ -101,6 +101,19 @@ const (
 // token 20 s late used to be waited for; a user gives up well before).
 const defaultFirstToken = 10 * time.Second
 
+// defaultKeepAlive is how often a silent stream gets an SSE keep-alive
+// comment (issue 13). The idle cuts in front of a gateway are 30 s at the
+// shortest: Heroku's router wants a first byte within 30 s, then one every
+// 55 s (https://devcenter.heroku.com/articles/http-routing); CloudFront's
+// origin response timeout defaults to 30 s; nginx's proxy_read_timeout to
+// 60 s (https://nginx.org/en/docs/http/ngx_http_proxy_module.html);
+// Cloudflare cuts at 100 s. 10 s stays under all of them with room for a
+// late tick. It is also long enough that a request failing fast (a caller
+// limit, a full queue of at most 2 s, every route resting, a 4xx) is
+// answered before a comment commits the status, so it keeps its own HTTP
+// status and Retry-After.
+const defaultKeepAlive = 10 * time.Second
+
 // defaultRoles are read when the file has no roles: list.
 func defaultRoles() []string { return []string{"PLANNER_MODEL", "EXTRACTOR_MODEL", "JUDGE_MODEL"} }
 
@@ -132,6 +145,9 @@ func (l *loader) applyDefaults() {
 		f.Server.QueueLength = 64
 	}
 	setDur(&f.Server.QueueWait, Duration(2*time.Second))
+	if f.Server.StreamKeepAlive == nil {
+		f.Server.StreamKeepAlive = ptr(Duration(defaultKeepAlive))
+	}
 	setStr(&f.ForwardedHeader, HeaderXForwardedFor)
 	if v := f.VisitorIDs; v != nil {
 		setDur(&v.TTL, Duration(DefaultVisitorTTL))

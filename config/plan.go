@@ -167,6 +167,9 @@ type Server struct {
 	MaxRequests int
 	QueueLength int
 	QueueWait   time.Duration
+	// StreamKeepAlive is how often a stream silent that long gets an SSE
+	// keep-alive comment; zero sends none. The config's default is 10s.
+	StreamKeepAlive time.Duration
 }
 
 // Dialect is the wire format a provider speaks.

@@ -116,6 +116,12 @@ type ServerConfig struct {
 	// QueueWait is the longest a request waits in that queue before it is
 	// refused (503). Default 2s.
 	QueueWait Duration `yaml:"queue_wait"`
+	// StreamKeepAlive is how often a stream that has sent nothing for that
+	// long (waiting for its first token, or for a continuation) gets an SSE
+	// comment, so that proxies and clients do not cut it as idle. The
+	// first one commits the status (200): what follows, an error too, comes
+	// as events. Default 10s; 0s sends none.
+	StreamKeepAlive *Duration `yaml:"stream_keepalive"`
 }
 
 // RestConfig says how long each kind of failure rests a route (DESIGN.md,

@@ -437,4 +437,7 @@ func (l *loader) validateServerLimits() {
 	if sv.QueueLength < 0 {
 		l.probs.addf("server.queue_length", "%d is negative; write 0 for the default", sv.QueueLength)
 	}
+	if k := time.Duration(*sv.StreamKeepAlive); k > 0 && k < time.Second {
+		l.probs.addf("server.stream_keepalive", "%s is under 1s: a keep-alive that often is only traffic (write, say, 10s, or 0s for none)", k)
+	}
 }
