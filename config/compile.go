@@ -128,6 +128,7 @@ func (l *loader) compile() *Plan {
 			MaxRequests:       f.Server.MaxRequests,
 			QueueLength:       f.Server.QueueLength,
 			QueueWait:         time.Duration(f.Server.QueueWait),
+			StreamKeepAlive:   time.Duration(*f.Server.StreamKeepAlive),
 		},
 		Rest: RestTimes{
 			Empty:      time.Duration(f.Rest.Empty),
@@ -215,6 +216,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 	ch := &Chain{
 		Name:              name,
 		AttemptTimeout:    time.Duration(*c.AttemptTimeout),
+		FirstTokenTimeout: time.Duration(*c.FirstTokenTimeout),
 		Deadline:          time.Duration(*c.Deadline),
 		HedgeDelay:        time.Duration(*c.HedgeDelay),
 		MaxInFlight:       *c.MaxInFlight,

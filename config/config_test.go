@@ -242,6 +242,41 @@ func TestCompiledValues(t *testing.T) {
 	}
 }
 
+// TestFirstTokenAndKeepAliveDefaults (issue 13): a chain's first-token
+// timeout is 10s, or its attempt timeout when that is shorter, and a
+// stream's keep-alive 10s; each is taken as written, 0s turning the
+// keep-alive off.
+func TestFirstTokenAndKeepAliveDefaults(t *testing.T) {
+	const chains = `
+chains:
+  plain: {routes: [groq/llama-3.1-8b-instant]}
+  quick: {routes: [groq/llama-3.1-8b-instant], attempt_timeout: 8s}
+  set: {routes: [groq/llama-3.1-8b-instant], attempt_timeout: 30s, first_token_timeout: 25s}
+`
+	tests := []struct {
+		server    string
+		keepAlive time.Duration
+	}{
+		{"", 10 * time.Second},
+		{"server: {stream_keepalive: 0s}\n", 0},
+		{"server: {stream_keepalive: 25s}\n", 25 * time.Second},
+	}
+	for _, tt := range tests {
+		p, err := Parse("t.yaml", []byte(tt.server+"providers:\n  groq: {api_key: ${GROQ_API_KEY}}\n"+chains), testEnv(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Server.StreamKeepAlive; got != tt.keepAlive {
+			t.Errorf("%q: stream keep-alive %s, want %s", tt.server, got, tt.keepAlive)
+		}
+		for name, want := range map[string]time.Duration{"plain": 10 * time.Second, "quick": 8 * time.Second, "set": 25 * time.Second} {
+			if got := p.Chains[name].FirstTokenTimeout; got != want {
+				t.Errorf("chain %s: first-token timeout %s, want %s", name, got, want)
+			}
+		}
+	}
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

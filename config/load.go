@@ -97,6 +97,23 @@ const (
 	defaultIdleTimeout    = 30 * time.Second
 )
 
+// defaultFirstToken is a chain's first-token timeout (issue 13: a first
+// token 20 s late used to be waited for; a user gives up well before).
+const defaultFirstToken = 10 * time.Second
+
+// defaultKeepAlive is how often a silent stream gets an SSE keep-alive
+// comment (issue 13). The idle cuts in front of a gateway are 30 s at the
+// shortest: Heroku's router wants a first byte within 30 s, then one every
+// 55 s (https://devcenter.heroku.com/articles/http-routing); CloudFront's
+// origin response timeout defaults to 30 s; nginx's proxy_read_timeout to
+// 60 s (https://nginx.org/en/docs/http/ngx_http_proxy_module.html);
+// Cloudflare cuts at 100 s. 10 s stays under all of them with room for a
+// late tick. It is also long enough that a request failing fast (a caller
+// limit, a full queue of at most 2 s, every route resting, a 4xx) is
+// answered before a comment commits the status, so it keeps its own HTTP
+// status and Retry-After.
+const defaultKeepAlive = 10 * time.Second
+
 // defaultRoles are read when the file has no roles: list.
 func defaultRoles() []string { return []string{"PLANNER_MODEL", "EXTRACTOR_MODEL", "JUDGE_MODEL"} }
 
@@ -128,6 +145,9 @@ func (l *loader) applyDefaults() {
 		f.Server.QueueLength = 64
 	}
 	setDur(&f.Server.QueueWait, Duration(2*time.Second))
+	if f.Server.StreamKeepAlive == nil {
+		f.Server.StreamKeepAlive = ptr(Duration(defaultKeepAlive))
+	}
 	setStr(&f.ForwardedHeader, HeaderXForwardedFor)
 	if v := f.VisitorIDs; v != nil {
 		setDur(&v.TTL, Duration(DefaultVisitorTTL))
@@ -215,6 +235,15 @@ func chainDefaults(c *ChainConfig) {
 	}
 	if c.AttemptTimeout == nil {
 		c.AttemptTimeout = ptr(Duration(defaultAttemptTimeout))
+	}
+	if c.FirstTokenTimeout == nil {
+		// Never past the attempt timeout, which caps it (a zero one is
+		// reported as such, not here).
+		ft := Duration(defaultFirstToken)
+		if at := *c.AttemptTimeout; at > 0 && at < ft {
+			ft = at
+		}
+		c.FirstTokenTimeout = &ft
 	}
 	if c.WaitCap == nil && !*c.Interactive {
 		c.WaitCap = ptr(Duration(defaultWaitCap))

@@ -167,6 +167,9 @@ type Server struct {
 	MaxRequests int
 	QueueLength int
 	QueueWait   time.Duration
+	// StreamKeepAlive is how often a stream silent that long gets an SSE
+	// keep-alive comment; zero sends none. The config's default is 10s.
+	StreamKeepAlive time.Duration
 }
 
 // Dialect is the wire format a provider speaks.
@@ -254,8 +257,9 @@ type Route struct {
 	Limits Limits
 	// Reset defaults to the provider's.
 	Reset Reset
-	// Timeout caps one attempt (for a stream: the wait for the first token).
-	// Zero means the chain's attempt timeout.
+	// Timeout caps one attempt, and for a stream the wait for the first
+	// token, in place of the chain's attempt and first-token timeouts.
+	// Zero means the chain's.
 	Timeout time.Duration
 	// MaxContext is the model's context window in tokens; 0 means unknown.
 	MaxContext int
@@ -309,6 +313,12 @@ type Chain struct {
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout time.Duration
+	// FirstTokenTimeout caps a stream's wait for its first token on a route
+	// without its own timeout (three times it for a thinking route, never
+	// more than the route's attempt timeout); a continuation's wait for its
+	// first chunk too. Default 10s (at most AttemptTimeout); zero means the
+	// attempt timeout.
+	FirstTokenTimeout time.Duration
 	// Deadline caps the whole request, every attempt and wait included,
 	// and a stream to its last chunk. Default 60s.
 	Deadline time.Duration

@@ -116,6 +116,12 @@ type ServerConfig struct {
 	// QueueWait is the longest a request waits in that queue before it is
 	// refused (503). Default 2s.
 	QueueWait Duration `yaml:"queue_wait"`
+	// StreamKeepAlive is how often a stream that has sent nothing for that
+	// long (waiting for its first token, or for a continuation) gets an SSE
+	// comment, so that proxies and clients do not cut it as idle. The
+	// first one commits the status (200): what follows, an error too, comes
+	// as events. Default 10s; 0s sends none.
+	StreamKeepAlive *Duration `yaml:"stream_keepalive"`
 }
 
 // RestConfig says how long each kind of failure rests a route (DESIGN.md,
@@ -198,7 +204,9 @@ type ModelConfig struct {
 	TPD *int `yaml:"tpd"`
 	// Reset defaults to the provider's.
 	Reset string `yaml:"reset"`
-	// Timeout caps one attempt; zero leaves it to the chain.
+	// Timeout caps one attempt, and a stream's wait for its first token,
+	// in place of the chain's attempt_timeout and first_token_timeout;
+	// zero leaves both to the chain.
 	Timeout *Duration `yaml:"timeout"`
 	// MaxContext is the context window in tokens; 0 unknown.
 	MaxContext *int `yaml:"max_context"`
@@ -229,6 +237,12 @@ type ChainConfig struct {
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout *Duration `yaml:"attempt_timeout"`
+	// FirstTokenTimeout caps a stream's wait for its first token (a
+	// reasoning delta counts) on a route without its own timeout; three
+	// times that for a thinking route; at most attempt_timeout. A slower
+	// route fails over as a timeout. Default 10s, or attempt_timeout when
+	// that is shorter.
+	FirstTokenTimeout *Duration `yaml:"first_token_timeout"`
 	// Deadline caps the whole request, a whole stream included (a stream
 	// still running at it ends with an error event). Default 60s; for a
 	// chain that is not interactive, at least wait_cap + attempt_timeout.

@@ -109,6 +109,7 @@ func routeFlags(r *Route) string {
 func chainSummary(c *Chain) string {
 	parts := []string{
 		"attempt " + c.AttemptTimeout.String(),
+		"first token " + c.FirstTokenTimeout.String(),
 		"deadline " + c.Deadline.String(),
 	}
 	if c.HedgeDelay > 0 {

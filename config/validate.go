@@ -265,6 +265,7 @@ func (l *loader) validateChain(name string) {
 	case dl < at:
 		report("deadline", "%s is shorter than attempt_timeout %s; the deadline caps every attempt together", dl, at)
 	}
+	validateFirstToken(c, at, report)
 	if hd > 0 && at > 0 && hd >= at {
 		report("hedge_delay", "%s is not shorter than attempt_timeout %s, so a hedge could never start", hd, at)
 	}
@@ -303,6 +304,17 @@ func (l *loader) validateChain(name string) {
 		report("fallback", `{error: true} stands alone; want {message: "..."}, {error: true}, {search: ./content} or {search: ./content, message: "..."}`)
 	case !fb.Error && fb.Message == "" && fb.Search == "":
 		report("fallback", `want one of {message: "..."}, {error: true}, {search: ./content} or {search: ./content, message: "..."}`)
+	}
+}
+
+// validateFirstToken checks first_token_timeout against attempt_timeout
+// at, which caps it: a longer one would be a setting that does nothing.
+func validateFirstToken(c *ChainConfig, at time.Duration, report func(sub, format string, args ...any)) {
+	switch ft := time.Duration(*c.FirstTokenTimeout); {
+	case ft <= 0:
+		report("first_token_timeout", "must be more than 0 (write, say, 10s)")
+	case at > 0 && ft > at:
+		report("first_token_timeout", "%s is longer than attempt_timeout %s, which caps the wait for a first token too; write at most %s, or raise attempt_timeout", ft, at, at)
 	}
 }
 
@@ -424,5 +436,8 @@ func (l *loader) validateServerLimits() {
 	}
 	if sv.QueueLength < 0 {
 		l.probs.addf("server.queue_length", "%d is negative; write 0 for the default", sv.QueueLength)
+	}
+	if k := time.Duration(*sv.StreamKeepAlive); k > 0 && k < time.Second {
+		l.probs.addf("server.stream_keepalive", "%s is under 1s: a keep-alive that often is only traffic (write, say, 10s, or 0s for none)", k)
 	}
 }

@@ -39,7 +39,7 @@ func TestProblems(t *testing.T) {
 		{
 			name: "unknown field without a suggestion",
 			src:  "server: {colour: red}\n",
-			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, max_connections, max_content, max_messages, max_requests, queue_length, queue_wait, read_header_timeout, read_timeout, shutdown_grace, write_timeout`},
+			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, max_connections, max_content, max_messages, max_requests, queue_length, queue_wait, read_header_timeout, read_timeout, shutdown_grace, stream_keepalive, write_timeout`},
 		},
 		{
 			name: "duplicate key",
@@ -297,6 +297,19 @@ func TestProblems(t *testing.T) {
 			name: "idle timeout",
 			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    idle_timeout: 0s\n",
 			want: []string{`t.yaml:6: chains.a.idle_timeout: must be more than 0 (write, say, 30s)`},
+		},
+		{
+			name: "first token timeout",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    first_token_timeout: 0s\n  b:\n    routes: [groq/llama-3.1-8b-instant]\n    attempt_timeout: 8s\n    first_token_timeout: 12s\n",
+			want: []string{
+				`t.yaml:6: chains.a.first_token_timeout: must be more than 0 (write, say, 10s)`,
+				`t.yaml:10: chains.b.first_token_timeout: 12s is longer than attempt_timeout 8s, which caps the wait for a first token too; write at most 8s, or raise attempt_timeout`,
+			},
+		},
+		{
+			name: "stream keep-alive",
+			src:  "server:\n  stream_keepalive: 100ms\n",
+			want: []string{`t.yaml:2: server.stream_keepalive: 100ms is under 1s: a keep-alive that often is only traffic (write, say, 10s, or 0s for none)`},
 		},
 		{
 			name: "wait cap on an interactive chain",

@@ -15,6 +15,13 @@
 // (a route, the cache, a fallback; whole or streamed), with headers saying
 // which: X-Tollfree-Route, X-Tollfree-Cache, X-Tollfree-Fallback.
 //
+// A stream that has sent nothing for the server's stream_keepalive (while
+// the routes race for its first token, while a broken one waits for its
+// continuation) gets an SSE comment (keepalive.go), so that proxies and
+// clients do not cut it as idle (issue 13). The first one commits the
+// status: from then on, a failure is written as an error event in the
+// stream, never as a second status.
+//
 // Every request with a body must be application/json, on every endpoint
 // (media.go), so that a web page cannot make a browser post to a gateway.
 // A chain's hide_route holds in everything a caller reads (hide.go), and

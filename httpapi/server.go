@@ -218,7 +218,9 @@ func methodNotAllowed(w http.ResponseWriter, allow string) {
 	writeError(w, http.StatusMethodNotAllowed, "method not allowed; use "+allow, "invalid_request_error", "", "method_not_allowed")
 }
 
-// writeError writes OpenAI's error envelope.
+// writeError writes OpenAI's error envelope, in one Write: a stream whose
+// status a keep-alive committed turns that Write into one error event
+// (errorEvents).
 func writeError(w http.ResponseWriter, status int, msg, typ, param, code string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

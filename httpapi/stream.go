@@ -16,12 +16,19 @@ import (
 // (a route's stream, whatever its dialect; a cached answer; the chain's
 // fallback), each flushed as it arrives. The routes race for the first
 // token (route.Router.Stream); until one comes, a failure is answered like
-// a non-streamed one (a status and a JSON error). After
-// it, the status is 200 and cannot be taken back: a stream that breaks and
-// that no route can continue ends with an OpenAI-style error event and an
-// aborted response (no finish_reason, no [DONE]), so that a cut answer can
-// never pass for a whole one (STYLE.md: end a broken stream with
-// http.ErrAbortHandler).
+// a non-streamed one (a status and a JSON error). After it, the status is
+// 200 and cannot be taken back: a stream that breaks and that no route can
+// continue ends with an OpenAI-style error event and an aborted response
+// (no finish_reason, no [DONE]), so that a cut answer can never pass for a
+// whole one (STYLE.md: end a broken stream with http.ErrAbortHandler).
+//
+// A stream silent for the server's stream_keepalive (10s by default) gets
+// an SSE comment (keepAlive), whether it waits for its first token or for
+// a continuation. The first comment commits the status: a request still
+// unanswered then gets its answer (a route's, the fallback's) as a stream
+// without the headers that would have said what served it, and a failure
+// as one error event in the stream, after which the response ends
+// cleanly (no [DONE]: nothing was answered).
 //
 // <think>…</think> text in the content is moved to reasoning, also when a
 // tag is split across chunks; reasoning goes out as reasoning_content when
@@ -29,18 +36,27 @@ import (
 // stream_options.include_usage the last chunk before [DONE] carries the
 // usage of every part (estimated where an upstream reported none).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call) {
+	ka := startKeepAlive(s.clock, s.plan.Server.StreamKeepAlive, w, func() { writeStreamHeaders(w) })
+	defer ka.stop()
 	as, err := s.gw.ServeStream(r.Context(), ch, call)
 	if err != nil {
+		if ka.stop() {
+			s.fail(errorEvents{w: w}, r, ch, who, err)
+			return
+		}
 		s.fail(w, r, ch, who, err)
 		return
 	}
 	// Closing ends the request's turn (its caller's request in flight, the
 	// gateway's cap) whichever way the stream ends, the caller gone too.
 	defer as.Close()
-	s.issueVisitor(w, r, who)
-	servedHeaders(w, ch, as.ServedBy, as.Route, as.CacheMiss)
-	writeStreamHeaders(w)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
+	if !ka.commit() {
+		s.issueVisitor(w, r, who)
+		servedHeaders(w, ch, as.ServedBy, as.Route, as.CacheMiss)
+		writeStreamHeaders(w)
+	}
+	ka.unlock(false)
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), ka: ka, id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
 	sw.buf = s.getBuf()
 	defer s.putBuf(sw.buf)
 	var think openai.ThinkFilter
@@ -59,13 +75,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 		if c.FinishReason != "" {
 			finish = c.FinishReason
 		}
-		if !sw.chunk(unthink(&think, c)) {
-			return
-		}
 		// Flush when the next chunk would wait on the upstream: at once
 		// for the caller, and one write for chunks that came together.
-		if as.Buffered() == 0 {
-			_ = sw.rc.Flush()
+		if !sw.chunk(unthink(&think, c), as.Buffered() == 0) {
+			return
 		}
 	}
 	sw.end(&think, finish, call.Request.IncludeUsage, as)
@@ -92,7 +105,7 @@ func unthink(think *openai.ThinkFilter, c llm.Chunk) llm.Chunk {
 // error event, and an abort (never a [DONE]).
 func (sw *sseWriter) broken(think *openai.ThinkFilter, msg string) {
 	tail, rtail := think.Flush()
-	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
+	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail}, false)
 	sw.errorEvent(msg)
 	panic(http.ErrAbortHandler)
 }
@@ -102,7 +115,7 @@ func (sw *sseWriter) broken(think *openai.ThinkFilter, msg string) {
 // finish_reason, the usage chunk when asked, and [DONE].
 func (sw *sseWriter) end(think *openai.ThinkFilter, finish string, usage bool, as *llm.AnswerStream) {
 	tail, rtail := think.Flush()
-	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail})
+	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail}, false)
 	*sw.buf = (*sw.buf)[:0]
 	if finish == "" {
 		*sw.buf = openai.AppendChunk(*sw.buf, sw.id, sw.model, sw.created, llm.Chunk{FinishReason: "stop"}, false)
@@ -115,10 +128,13 @@ func (sw *sseWriter) end(think *openai.ThinkFilter, finish string, usage bool, a
 	sw.write()
 }
 
-// sseWriter writes one response's chunks.
+// sseWriter writes one response's chunks. Each write is made under the
+// keep-alives' lock (ka, nil when they are off), so that a comment never
+// lands inside an event.
 type sseWriter struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
+	ka      *keepAlive
 	buf     *[]byte
 	id      string
 	model   string
@@ -127,15 +143,28 @@ type sseWriter struct {
 }
 
 // chunk writes c unless it has nothing to say (usage is written once, at
-// the end), without flushing: the caller flushes once nothing more is at
-// hand. It reports false when the caller went away.
-func (sw *sseWriter) chunk(c llm.Chunk) bool {
-	if c.Content == "" && c.Role == "" && c.FinishReason == "" && c.ToolCalls == nil && (c.Reasoning == "" || !sw.pass) {
+// the end), and flushes what was written when flush is set (the caller
+// flushes once nothing more is at hand, even after a chunk with nothing to
+// say). It reports false when the caller went away.
+func (sw *sseWriter) chunk(c llm.Chunk, flush bool) bool {
+	say := c.Content != "" || c.Role != "" || c.FinishReason != "" || c.ToolCalls != nil || c.Reasoning != "" && sw.pass
+	if !say && !flush {
 		return true
 	}
-	*sw.buf = openai.AppendChunk((*sw.buf)[:0], sw.id, sw.model, sw.created, c, sw.pass)
-	_, err := sw.w.Write(*sw.buf)
-	return err == nil
+	if say {
+		*sw.buf = openai.AppendChunk((*sw.buf)[:0], sw.id, sw.model, sw.created, c, sw.pass)
+	}
+	sw.ka.lock()
+	defer sw.ka.unlock(flush)
+	if say {
+		if _, err := sw.w.Write(*sw.buf); err != nil {
+			return false
+		}
+	}
+	if flush {
+		_ = sw.rc.Flush() // a writer that cannot flush still gets the bytes
+	}
+	return true
 }
 
 func (sw *sseWriter) errorEvent(msg string) {
@@ -145,11 +174,38 @@ func (sw *sseWriter) errorEvent(msg string) {
 
 // write sends the buffer and flushes it at once.
 func (sw *sseWriter) write() bool {
+	sw.ka.lock()
+	defer sw.ka.unlock(true)
 	if _, err := sw.w.Write(*sw.buf); err != nil {
 		return false
 	}
 	_ = sw.rc.Flush() // a writer that cannot flush still gets the bytes
 	return true
+}
+
+// errorEvents is where an error answer goes once a keep-alive has
+// committed the stream's status: the error envelope that writeError writes
+// (in one Write) goes out as one event, `data: {"error":{...}}`, as a
+// stream that breaks ends with, and is flushed. The status and headers
+// set for it (Retry-After, X-RateLimit-*) come too late to be sent; the
+// message says when to come back. The keep-alives are stopped by then, so
+// nothing else writes.
+type errorEvents struct {
+	w http.ResponseWriter
+}
+
+func (e errorEvents) Header() http.Header { return http.Header{} }
+
+func (e errorEvents) WriteHeader(int) {}
+
+func (e errorEvents) Write(b []byte) (int, error) {
+	ev := make([]byte, 0, len(b)+len("data: \n\n"))
+	ev = append(append(append(ev, "data: "...), b...), "\n\n"...)
+	if _, err := e.w.Write(ev); err != nil {
+		return 0, err
+	}
+	_ = http.NewResponseController(e.w).Flush()
+	return len(b), nil
 }
 
 // brokenMessage is what the caller is told about an answer that broke off:

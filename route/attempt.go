@@ -210,11 +210,15 @@ func (w *walk) launch(t ticket, hedge bool) {
 }
 
 // open makes the outcome of the attempt t, starts its timeout, and counts
-// it in flight.
+// it in flight. A stream's timeout is its wait for the first token
+// (firstTokenTimeout), a continuation's too (takeOver); once it has one,
+// its idle timeout and the chain's deadline take over (RoutedStream).
 func (w *walk) open(t ticket, hedge bool) *outcome {
 	now := w.r.clock.Now()
-	timeout := attemptTimeout(t.route, w.ch)
-	cause := context.DeadlineExceeded
+	timeout, cause := attemptTimeout(t.route, w.ch), context.DeadlineExceeded
+	if w.stream {
+		timeout, cause = firstTokenTimeout(t.route, w.ch), errNoFirstToken
+	}
 	if left := w.deadline.Sub(now); left < timeout {
 		timeout, cause = left, errChainDeadline
 	}
@@ -247,14 +251,14 @@ func (w *walk) call(o *outcome, call provider.Call, results chan<- *outcome) {
 
 // firstChunk opens a stream and waits for its first token: the first
 // chunk with content that is not only whitespace, reasoning, or a tool
-// call. For a stream, the attempt timeout is a first-token timeout. What
-// comes before it (the role, usage, keep-alives, whitespace) is no token:
-// the role and the whitespace are carried onto the first token. A stream
-// that ends before any token is an empty answer, even when it sent a
-// finish_reason (issue 10: a bare role, finish_reason and [DONE] used to
-// count as answered, and was logged ok and cached). A finish_reason seen
-// before the first token is dropped: an answer cannot finish before it
-// starts.
+// call; the attempt's context ends the wait at the first-token timeout
+// (open). What comes before it (the role, usage, keep-alives, whitespace)
+// is no token: the role and the whitespace are carried onto the first
+// token. A stream that ends before any token is an empty answer, even when
+// it sent a finish_reason (issue 10: a bare role, finish_reason and [DONE]
+// used to count as answered, and was logged ok and cached). A
+// finish_reason seen before the first token is dropped: an answer cannot
+// finish before it starts.
 func firstChunk(ctx context.Context, up Upstream, call provider.Call) (llm.Stream, llm.Chunk, error) {
 	s, err := up.Stream(ctx, call)
 	if err != nil {

@@ -15,10 +15,11 @@ import (
 // before saying anything ... Heavy requests get a longer timeout and a much
 // larger token budget, since thinking tokens count against max_tokens").
 const (
-	// reasoningTimeoutFactor multiplies the chain's attempt timeout for a
-	// thinking route without a timeout of its own: 20s becomes 60s. For a
-	// stream it is the wait for the first token. A route's own timeout
-	// (models: {id: {timeout: 90s}}) is used as set.
+	// reasoningTimeoutFactor multiplies the chain's attempt timeout and
+	// first-token timeout for a thinking route without a timeout of its
+	// own: 20s becomes 60s, and a stream's 10s wait for its first token
+	// 30s. A route's own timeout (models: {id: {timeout: 90s}}) is used as
+	// set.
 	reasoningTimeoutFactor = 3
 	// minReserve is the room kept for the answer when checking a request
 	// that set no max_tokens against a route's context.
@@ -36,6 +37,28 @@ func attemptTimeout(rt *config.Route, ch *config.Chain) time.Duration {
 		return ch.AttemptTimeout * reasoningTimeoutFactor
 	}
 	return ch.AttemptTimeout
+}
+
+// firstTokenTimeout is how long a stream of rt on ch waits for its first
+// token, before it is clipped to the chain's deadline (issue 13: a first
+// token 20 s late used to be waited for): the chain's first-token timeout,
+// times reasoningTimeoutFactor for a thinking route, and never longer than
+// the attempt timeout. A route's own timeout is used as set, for its first
+// token too: it is what the operator (or the preset: Ollama's 2 min, for a
+// CPU slow to its first token) knows of that model, and the chain's
+// timeouts are for the routes that say nothing. A chain without a
+// first-token timeout (one built by hand) waits the attempt timeout, as
+// before.
+func firstTokenTimeout(rt *config.Route, ch *config.Chain) time.Duration {
+	at := attemptTimeout(rt, ch)
+	if rt.Timeout > 0 || ch.FirstTokenTimeout <= 0 {
+		return at
+	}
+	ft := ch.FirstTokenTimeout
+	if rt.Reasoning {
+		ft *= reasoningTimeoutFactor
+	}
+	return min(ft, at)
 }
 
 // keepExchanges keeps the system messages and the last n user turns with

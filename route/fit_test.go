@@ -146,3 +146,27 @@ func TestAttemptTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstTokenTimeoutOf (issue 13): a stream's wait for its first token.
+func TestFirstTokenTimeoutOf(t *testing.T) {
+	const s = time.Second
+	tests := []struct {
+		name string
+		ch   config.Chain
+		rt   config.Route
+		want time.Duration
+	}{
+		{"ordinary", config.Chain{AttemptTimeout: 20 * s, FirstTokenTimeout: 10 * s}, config.Route{}, 10 * s},
+		{"thinking", config.Chain{AttemptTimeout: 20 * s, FirstTokenTimeout: 10 * s}, config.Route{Reasoning: true}, 30 * s},
+		{"capped by the attempt timeout", config.Chain{AttemptTimeout: 8 * s, FirstTokenTimeout: 10 * s}, config.Route{}, 8 * s},
+		{"thinking, capped", config.Chain{AttemptTimeout: 8 * s, FirstTokenTimeout: 8 * s}, config.Route{Reasoning: true}, 24 * s},
+		{"a route's own timeout, longer", config.Chain{AttemptTimeout: 20 * s, FirstTokenTimeout: 10 * s}, config.Route{Timeout: 2 * time.Minute}, 2 * time.Minute},
+		{"a route's own timeout, shorter", config.Chain{AttemptTimeout: 20 * s, FirstTokenTimeout: 10 * s}, config.Route{Timeout: 5 * s, Reasoning: true}, 5 * s},
+		{"a chain built without one", config.Chain{AttemptTimeout: 20 * s}, config.Route{Reasoning: true}, 60 * s},
+	}
+	for _, tt := range tests {
+		if got := firstTokenTimeout(&tt.rt, &tt.ch); got != tt.want {
+			t.Errorf("%s: firstTokenTimeout = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}

@@ -35,6 +35,8 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRequest, Message: "cut by the chain's deadline"}
 		case cause == context.DeadlineExceeded:
 			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "no answer within the attempt timeout"}
+		case cause == errNoFirstToken:
+			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "no first token within " + firstTokenTimeout(o.route, w.ch).String()}
 		}
 	}
 	return blame(failure.Classify(o.err, now), o.route, w.req)

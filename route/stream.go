@@ -23,9 +23,11 @@ var errStalled = errors.New("the stream went silent")
 
 // Stream answers req on the chain ch as a stream. The routes race for the
 // first token exactly as Chat races for an answer: failover, hedging and
-// rests are the same walk, and the attempt timeout is a first-token timeout
-// (seed 003: "time out on the first token rather than the whole response").
-// Once a route has sent one, the returned stream belongs to it. A stream
+// rests are the same walk, and each attempt waits for its first token no
+// longer than the chain's first-token timeout (seed 003: "time out on the
+// first token rather than the whole response"; issue 13: 10 s by default,
+// three times that for a thinking route, see firstTokenTimeout): a route
+// slower than that is a timeout, and rests. Once a route has sent one, the returned stream belongs to it. A stream
 // that then breaks (cut without a finish, silent for longer than the
 // chain's idle timeout, an error event) is continued on the next eligible
 // route that can continue a partial answer (config.Route.CanContinue), or
@@ -398,9 +400,9 @@ func (s *RoutedStream) continuation() (*llm.Request, int) {
 
 // takeOver launches the continuation t and waits for its first chunk: on
 // one, the stream's next part is t's. A failure is settled like any
-// attempt's, and ok is false. The continuation's first-token timeout is
-// clipped to what is left of the chain's deadline, as every attempt's is
-// (open).
+// attempt's, and ok is false. The continuation waits for its first chunk
+// as long as a first attempt waits for its first token (firstTokenTimeout),
+// clipped to what is left of the chain's deadline (open).
 func (s *RoutedStream) takeOver(t ticket) (first llm.Chunk, ok bool) {
 	w := s.w
 	w.results = make(chan *outcome, 1)

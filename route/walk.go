@@ -15,12 +15,14 @@ import (
 )
 
 // The causes an attempt's context is cancelled with, so that its outcome
-// can be told apart: its own timeout rests the route; the chain's deadline,
+// can be told apart: its own timeout (a stream's first-token timeout)
+// rests the route; the chain's deadline,
 // a caller that went away, and another attempt's failure that ended the
 // request do not; a lost race is a strike when the loser had been silent
 // (see silentLoser).
 var (
 	errChainDeadline = errors.New("the chain's deadline was reached")
+	errNoFirstToken  = errors.New("no first token within the first-token timeout")
 	errLostRace      = errors.New("another route answered first")
 	errRequestEnded  = errors.New("another route's failure ended the request")
 )
