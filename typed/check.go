@@ -63,6 +63,17 @@ func (vs Violations) String() string {
 	return b.String()
 }
 
+// OfToolCalls reports whether the violations are of tool calls' arguments
+// (or of calls of undeclared tools) rather than of the answer's text.
+func (vs Violations) OfToolCalls() bool {
+	for _, v := range vs {
+		if v.Tool != "" || v.Keyword == "tool" {
+			return true
+		}
+	}
+	return false
+}
+
 // where is a violation's tool and path, "(root)" for the whole value.
 func (v Violation) where() string {
 	p := v.Path
