@@ -10,8 +10,10 @@
 // emulator enforces the free-tier limits it was given in its own windows and
 // answers the flavor's real 429 when a call would pass one, so a test can
 // show that a gateway causes no 429 at all. Every call is recorded (Records)
-// without its text. Waits (latency, chunk delays, hangs) run on the injected
-// clock and end when the request's context ends.
+// without its text, with the response format it asked; a model answers or
+// refuses a response format as its flavor does (format.go). Waits
+// (latency, chunk delays, hangs) run on the injected clock and end when the
+// request's context ends.
 package emulator
 
 import (

@@ -28,9 +28,11 @@
 // context, its budget, hedge eligibility), the one pick the walk, a
 // stream's continuation and a probe share; fit.go cuts the request to a
 // route's context; attempt.go launches attempts and races hedges; settle.go
-// judges an attempt that did not answer and settles it; walk.go holds a
-// walk's state and its errors; stream.go continues a broken stream;
-// probe.go calls one route by hand.
+// judges an attempt that did not answer and settles it; typed.go checks a
+// typed answer (a JSON response_format, tools' parameters) before it wins,
+// repairs an invalid one on the same route, and asks each route what it can
+// enforce (issue 15); walk.go holds a walk's state and its errors;
+// stream.go continues a broken stream; probe.go calls one route by hand.
 //
 // What the router remembers lives in a state.Store (rests and pauses, read
 // and written through package rest) and a Budget (quota counts), so that a
