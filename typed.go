@@ -88,3 +88,34 @@ func deltaToolCalls(raw json.RawMessage) json.RawMessage {
 	}
 	return out
 }
+
+// JSONSchemaFormat returns a Request.ResponseFormat asking for JSON that
+// matches schema (a JSON Schema), named name, as OpenAI's response_format
+// json_schema does; strict is OpenAI's flag, passed on to the routes that
+// enforce schemas. Every answer is checked against schema whatever strict
+// says. It panics if schema is not JSON: that is a mistake in the calling
+// code.
+func JSONSchemaFormat(name string, schema json.RawMessage, strict bool) json.RawMessage {
+	b, err := json.Marshal(schemaFormat{Type: "json_schema", JSONSchema: namedSchema{Name: name, Strict: strict, Schema: schema}})
+	if err != nil {
+		panic("tollfree: JSONSchemaFormat: the schema is not JSON: " + err.Error())
+	}
+	return b
+}
+
+// schemaFormat is OpenAI's response_format json_schema.
+type schemaFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema namedSchema `json:"json_schema"`
+}
+
+type namedSchema struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict,omitempty"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// JSONObjectFormat returns a Request.ResponseFormat asking for a JSON
+// object (OpenAI's JSON mode). OpenAI-style JSON mode wants the
+// conversation to say "JSON".
+func JSONObjectFormat() json.RawMessage { return json.RawMessage(`{"type":"json_object"}`) }

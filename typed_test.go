@@ -13,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/emulator"
 )
 
@@ -354,5 +355,38 @@ func TestTypedBadSchema(t *testing.T) {
 	}
 	if n := len(h.emu.Records()); n != 0 {
 		t.Errorf("%d upstream calls for bad schemas", n)
+	}
+}
+
+// TestTypedLibrary: a Go program asks for typed answers with
+// JSONSchemaFormat and gets what an HTTP caller gets: the JSON unwrapped,
+// an *InvalidAnswerError when no answer matches, a *SchemaError for a
+// schema that cannot be checked.
+func TestTypedLibrary(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, typedChains)
+	ctx := context.Background()
+	req := &tollfree.Request{
+		Messages:       []tollfree.Message{{Role: "user", Content: "Grade finding F1."}},
+		ResponseFormat: tollfree.JSONSchemaFormat("grade", json.RawMessage(gradeSchema), true),
+	}
+	h.emu.Script("groq", "openai/gpt-oss-120b", emulator.Step{Kind: emulator.Answer, Text: "Graded:\n```json\n{\"finding\":\"F1\",\"grade\":\"unsupported\"}\n```"})
+	ans, err := h.gw.Chat(ctx, "judge", req)
+	if err != nil || ans.Content != `{"finding":"F1","grade":"unsupported"}` || ans.ServedBy != tollfree.ServedByRoute {
+		t.Fatalf("Chat: %+v, %v; want the JSON unwrapped", ans, err)
+	}
+	h.emu.SetDefault("groq", "openai/gpt-oss-120b", emulator.Step{Kind: emulator.Answer, Text: `{"finding":"F2"}`})
+	h.emu.SetDefault("cerebras", "gpt-oss-120b", emulator.Step{Kind: emulator.Answer, Text: `{"finding":"F2"}`})
+	req.Messages[0].Content = "Grade finding F2."
+	_, err = h.gw.Chat(ctx, "judge", req)
+	var ia *tollfree.InvalidAnswerError
+	if !errors.As(err, &ia) || ia.Invalid != 4 || ia.Violations.String() != "(root): required" {
+		t.Errorf("err %v, want an InvalidAnswerError: 4 answers missing a required property", err)
+	}
+	req.ResponseFormat = tollfree.JSONSchemaFormat("bad", json.RawMessage(`{"$ref":"https://example.com/schema.json"}`), false)
+	_, err = h.gw.Chat(ctx, "judge", req)
+	var se *tollfree.SchemaError
+	if !errors.As(err, &se) || se.Param != "response_format.json_schema.schema" {
+		t.Errorf("err %v, want a SchemaError on the schema", err)
 	}
 }

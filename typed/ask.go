@@ -14,26 +14,38 @@ var jsonObject = json.RawMessage(`{"type":"json_object"}`)
 
 // For returns req as a route that can do sup is to be asked it: req itself
 // when the route can do what req asks (a schema to a route that enforces
-// schemas, JSON mode to one that has it), else a copy with the request put
-// in words in a system message, after the caller's own system messages: a
-// route with JSON mode only is asked {"type": "json_object"} with "Answer
-// with JSON matching this schema: ...", a route with neither gets that
-// message and no response_format. Tools are sent as they are. req is
-// never modified.
+// schemas; JSON mode, asked in a conversation that says "JSON" as
+// OpenAI-style JSON mode wants, to one that has it), else a copy with the
+// request put in words in a system message, after the caller's own system
+// messages: a route with JSON mode only is asked {"type": "json_object"}
+// with "Answer with JSON matching this schema: ...", a route with neither
+// gets that message and no response_format. Tools are sent as they are.
+// req is never modified.
 func (s *Spec) For(req *llm.Request, sup config.SchemaSupport) *llm.Request {
+	jsonMode := s.Format == FormatJSON && sup >= config.SchemaJSON
 	switch {
 	case s.Format == FormatNone,
-		sup == config.SchemaEnforce,
-		s.Format == FormatJSON && sup == config.SchemaJSON && isJSONObject(req.ResponseFormat):
+		s.Format == FormatSchema && sup == config.SchemaEnforce,
+		jsonMode && isJSONObject(req.ResponseFormat) && saysJSON(req.Messages):
 		return req
 	}
 	out := *req
 	out.ResponseFormat = nil
-	if sup == config.SchemaJSON {
+	if jsonMode || sup == config.SchemaJSON {
 		out.ResponseFormat = jsonObject
 	}
 	out.Messages = withSystem(req.Messages, s.instruction())
 	return &out
+}
+
+// saysJSON reports whether a conversation says "JSON", in any case.
+func saysJSON(msgs []llm.Message) bool {
+	for i := range msgs {
+		if strings.Contains(strings.ToLower(msgs[i].Content), "json") {
+			return true
+		}
+	}
+	return false
 }
 
 // isJSONObject reports whether a response_format is JSON mode's.

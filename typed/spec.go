@@ -81,6 +81,9 @@ type tool struct {
 // nothing to check (no response_format but text, no tools). Every error is
 // a *RequestError.
 func Parse(req *llm.Request) (*Spec, error) {
+	if !asksJSON(req.ResponseFormat) && len(req.Extra["tools"]) == 0 {
+		return nil, nil // the common case, without an allocation
+	}
 	s := &Spec{names: map[string]bool{}}
 	if err := s.parseFormat(req.ResponseFormat); err != nil {
 		return nil, err
@@ -94,9 +97,18 @@ func Parse(req *llm.Request) (*Spec, error) {
 	return s, nil
 }
 
-// Checks reports whether s asks for anything to be checked: nil asks for
-// nothing.
-func (s *Spec) Checks() bool { return s != nil }
+// asksJSON reports whether a response_format may ask for more than text:
+// anything but nothing, null, or {"type":"text"} (which Parse then reads).
+func asksJSON(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	switch {
+	case len(t) == 0, bytes.Equal(t, []byte("null")):
+		return false
+	case bytes.Equal(t, []byte(`{"type":"text"}`)):
+		return false
+	}
+	return true
+}
 
 // parseFormat reads response_format.
 func (s *Spec) parseFormat(raw json.RawMessage) error {

@@ -206,6 +206,12 @@ func TestFor(t *testing.T) {
 	if got := jm.For(req, config.SchemaNone); got.ResponseFormat != nil || got.Messages[0].Content != "Answer with a JSON object, and nothing else." {
 		t.Errorf("JSON mode for a route without it: %+v", got)
 	}
+	// OpenAI-style JSON mode wants the conversation to say "JSON": when it
+	// does not, the gateway says it.
+	quiet := &llm.Request{ResponseFormat: json.RawMessage(`{"type":"json_object"}`), Messages: []llm.Message{{Role: "user", Content: "Grade it."}}}
+	if got := jm.For(quiet, config.SchemaEnforce); string(got.ResponseFormat) != `{"type":"json_object"}` || len(got.Messages) != 2 || got.Messages[0].Role != "system" {
+		t.Errorf("JSON mode in a conversation without the word: %+v", got)
+	}
 }
 
 // TestRepair: the re-ask holds the conversation, the invalid answer and
@@ -237,5 +243,14 @@ func TestRepair(t *testing.T) {
 	}
 	if !strings.HasPrefix(tr.Messages[2].Content, "Not run: another call") || !strings.Contains(tr.Messages[3].Content, "missing property 'x'") {
 		t.Errorf("tool results %q, %q", tr.Messages[2].Content, tr.Messages[3].Content)
+	}
+}
+
+// TestParseNothingAllocates: a request that asks for no typed answer costs
+// the router no allocation.
+func TestParseNothingAllocates(t *testing.T) {
+	req := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}, ResponseFormat: json.RawMessage(`{"type":"text"}`)}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Parse(req) }); n != 0 {
+		t.Errorf("Parse allocates %v times for a plain request", n)
 	}
 }
