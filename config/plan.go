@@ -349,8 +349,8 @@ type Chain struct {
 	KeepExchanges int
 	// TrimSystem lets the system prompt be cut to fit a smaller route.
 	TrimSystem bool
-	// RequireSchema skips, for a request with a JSON schema, the routes
-	// that cannot enforce it.
+	// RequireSchema skips, for a typed request, the routes that cannot
+	// enforce what it asks: a JSON schema, or JSON mode.
 	RequireSchema bool
 	// SchemaRepairs is how many times a route whose answer broke the
 	// request's schema is asked again before the next route; 0 none.

@@ -268,9 +268,10 @@ type ChainConfig struct {
 	TrimSystem bool `yaml:"trim_system"`
 	// RequireSchema skips, for a request with response_format json_schema,
 	// every route that cannot enforce that schema (a model's schema: json or
-	// none, or a schema keyword its dialect cannot take); the skip says
-	// why. Default false: such routes are asked with the schema in the
-	// prompt, and every answer is validated.
+	// none, or a schema keyword its dialect cannot take), and for one with
+	// json_object, every route without JSON mode (schema: none); the skip
+	// says why. Default false: such routes are asked in the prompt, and
+	// every answer is validated.
 	RequireSchema bool `yaml:"require_schema"`
 	// SchemaRepairs is how many times a route whose answer broke the
 	// request's schema is asked again, shown the violations, before the

@@ -32,8 +32,9 @@ import (
 // a system message alone to one with neither. A chain with RequireSchema
 // skips, for a request with a schema, the routes that cannot enforce it:
 // their schema support is not enforce, or their dialect cannot take one of
-// the schema's keywords (an Upstream with SchemaGaps, Gemini's). When every
-// route is skipped so, the caller gets a 400 naming why.
+// the schema's keywords (an Upstream with SchemaGaps, Gemini's); for a
+// json_object request, the routes without JSON mode. When every route is
+// skipped so, the caller gets a 400 naming why.
 //
 // An invalid answer weighs on its route's latency average as an answer
 // that took the route's whole attempt timeout: a latency-aware chain then
@@ -82,17 +83,24 @@ func (w *walk) typeCheck() error {
 }
 
 // canType reports whether rt may take the typed request: on a chain that
-// requires schemas, only a route that can enforce this one may.
+// requires enforcement, only a route that can enforce what the request
+// asks may (a schema, or for JSON mode, JSON mode).
 func (w *walk) canType(rt *config.Route) (Skip, bool) {
 	t := w.typed
-	if t == nil || !w.ch.RequireSchema || t.spec.Format != typed.FormatSchema || rt.Disabled {
+	if t == nil || !w.ch.RequireSchema || t.spec.Format == typed.FormatNone || rt.Disabled {
 		return Skip{}, true
 	}
 	why := ""
-	if rt.Schema != config.SchemaEnforce {
+	switch {
+	case t.spec.Format == typed.FormatJSON && rt.Schema == config.SchemaNone:
+		why = "cannot enforce JSON (schema: none)"
+	case t.spec.Format == typed.FormatJSON:
+	case rt.Schema != config.SchemaEnforce:
 		why = "cannot enforce a JSON schema (schema: " + rt.Schema.String() + ")"
-	} else if gaps := w.schemaGaps(rt); len(gaps) > 0 {
-		why = "cannot enforce the schema's " + strings.Join(gaps, ", ")
+	default:
+		if gaps := w.schemaGaps(rt); len(gaps) > 0 {
+			why = "cannot enforce the schema's " + strings.Join(gaps, ", ")
+		}
 	}
 	if why == "" {
 		return Skip{}, true
@@ -249,7 +257,7 @@ func (w *walk) typedError() error {
 	for _, rt := range w.order {
 		if why, ok := t.unable[rt]; ok {
 			return &CallerError{Route: rt.ID, Class: failure.Unsupported, Status: http.StatusBadRequest, Param: "response_format",
-				Message: why + "; the chain requires an enforced schema (require_schema), and no route of it can enforce this one"}
+				Message: why + "; the chain requires what the request asks to be enforced (require_schema), and no route of it can"}
 		}
 	}
 	return nil

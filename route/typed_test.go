@@ -248,3 +248,21 @@ chains:
 		t.Errorf("cerebras's steps %v, want invalid, then ok as repair 1", steps)
 	}
 }
+
+// TestTypedRequireJSONMode: for a json_object request, a chain that
+// requires enforcement skips a route without JSON mode (Gemma) and asks
+// one with it.
+func TestTypedRequireJSONMode(t *testing.T) {
+	s := newStack(t, `
+chains:
+  two: {routes: [gemini/gemma-3-27b-it, groq/llama-3.1-8b-instant], require_schema: true, attempt_timeout: 8s, deadline: 20s}
+`)
+	s.emu.Script("groq", "llama-3.1-8b-instant", emulator.Step{Kind: emulator.Answer, Text: `{"code":"CDG"}`})
+	a := s.chat(context.Background(), "two", typedQuestion(`{"type":"json_object"}`))
+	if a.err != nil || a.route() != "groq/llama-3.1-8b-instant" || s.emu.Calls("gemini", "gemma-3-27b-it") != 0 {
+		t.Fatalf("%v (gemma called %d times), want groq, gemma skipped", a, s.emu.Calls("gemini", "gemma-3-27b-it"))
+	}
+	if recs := s.emu.Records(); len(recs) != 1 || recs[0].Format != emulator.FormatJSONObject {
+		t.Errorf("records %+v, want groq asked in JSON mode", recs)
+	}
+}
