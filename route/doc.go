@@ -5,7 +5,9 @@
 // against a slow one (hedging), sorts every failure with the failure package,
 // rests what the route or its provider caused, and hands back the first
 // answer. It never retries a route while a caller waits: the chain is the
-// retry (seed 003, rule 3).
+// retry (seed 003, rule 3). A repair is no retry: a route whose answer broke
+// its request's schema is asked a new question, its answer and what was
+// wrong with it (seed 002; typed.go).
 //
 // The decision table of DESIGN.md is applied in one place: walk.settle
 // hands every attempt that did not answer to package rest (rest.Keeper),
