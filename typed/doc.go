@@ -37,4 +37,6 @@
 // JSON mode only is asked {"type": "json_object"} with the schema in a
 // system message ("Answer with JSON matching this schema: ..."); a route
 // with neither gets the schema in a system message and no response_format.
+// JSON mode is always asked in a conversation that says "JSON", as
+// OpenAI-style JSON mode wants.
 package typed
