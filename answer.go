@@ -7,6 +7,7 @@ import (
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/typed"
 )
 
 // The request and answer types, so that a Go program needs only this
@@ -63,6 +64,15 @@ type (
 	// BrokenError ends a stream that broke after its first token and that
 	// no route could continue: the text so far is incomplete.
 	BrokenError = route.BrokenError
+	// InvalidAnswerError says that routes answered a typed request
+	// (response_format json_object or json_schema, or tools), repairs
+	// included, but no answer matched: its Violations name where and which
+	// keyword, never the answer's text (issue 15).
+	InvalidAnswerError = route.InvalidAnswerError
+	// SchemaError is a typed request that cannot be checked as sent: a
+	// response_format or tool the gateway cannot read, or a schema that is
+	// not one, loads from elsewhere, or is over a bound (typed.MaxSchemaBytes...).
+	SchemaError = typed.RequestError
 	// CallerLimitError says that the caller (or the whole site) has asked
 	// all its limits allow for now: which limit (Scope and Kind: "caller
 	// hour", "site day", "chain burst"...), its value, and RetryAt, when

@@ -13,6 +13,7 @@ import (
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/typed"
 )
 
 // This file is the request's flow (DESIGN.md, "How one request flows"), the
@@ -161,8 +162,12 @@ func (g *Gateway) ServeStream(ctx context.Context, ch *config.Chain, c Call) (*A
 	return as, nil
 }
 
-// answerStream is ServeStream past the caller check.
+// answerStream is ServeStream past the caller check. A typed request is
+// answered whole and replayed (typed.go).
 func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, id string) (*AnswerStream, error) {
+	if typedStream(c.Request) {
+		return g.answerTypedStream(ctx, ch, c, id)
+	}
 	key, cacheable := g.cacheKey(ch, c)
 	if cacheable {
 		if e, hit := g.cache.Get(ctx, key); hit {
@@ -233,9 +238,15 @@ func (g *Gateway) unanswered(ctx context.Context, ch *config.Chain, req *llm.Req
 	var ce *route.CallerError
 	var tl *route.TooLargeError
 	var ex *route.ExhaustedError
+	var te *typed.RequestError
+	var ia *route.InvalidAnswerError
 	switch {
-	case errors.As(err, &ce), errors.As(err, &tl):
+	case errors.As(err, &ce), errors.As(err, &tl), errors.As(err, &te):
 		g.obs.Request(ch.Name, outcomeRejected, 0)
+	case errors.As(err, &ia):
+		// Routes answered, but not as asked: no fallback text is what the
+		// request asked either (issue 15).
+		g.obs.Request(ch.Name, outcomeFailed, 0)
 	case errors.As(err, &ex):
 		if by, text, ok := g.fallback(ch, req); ok {
 			g.obs.FallbackServed(ch.Name, by.Fallback())

@@ -77,7 +77,7 @@ func replayEntry(e *cache.Entry) *replay {
 	}
 	return &replay{
 		chunks: [2]llm.Chunk{
-			{Role: "assistant", Content: e.Content, Reasoning: e.Reasoning, ToolCalls: e.ToolCalls},
+			{Role: "assistant", Content: e.Content, Reasoning: e.Reasoning, ToolCalls: deltaToolCalls(e.ToolCalls)},
 			{FinishReason: finish},
 		},
 		usage: e.Usage, exact: e.UsageKnown,

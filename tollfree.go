@@ -33,6 +33,13 @@
 // Clock...): aliases of package llm's, which the HTTP API speaks too.
 // Options.Clock takes any Clock, so a program's tests can drive time.
 //
+// A request may ask for a typed answer with OpenAI's response_format
+// (json_object, or json_schema with a JSON Schema) and its tools' parameters:
+// every answer is then checked (package typed), an invalid one is asked
+// again of the same route with what was wrong, then of the next route, and
+// only a valid one is returned or cached; when none is, the error is an
+// *InvalidAnswerError naming the violations (issue 15).
+//
 // Gateway.Handler returns the OpenAI-compatible HTTP API for the same
 // gateway, to mount on a server of your own.
 package tollfree

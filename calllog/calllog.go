@@ -54,6 +54,9 @@ type Record struct {
 	// Continuation is how a stream's later part continued the answer:
 	// "prefix" or "instruct" (route.Attempt.Method).
 	Continuation string `json:"continuation,omitempty"`
+	// Repair numbers the repairs of a typed answer: the same route asked
+	// again after its answer broke the request's schema (route.Attempt.Repair).
+	Repair int `json:"repair,omitempty"`
 }
 
 // Writer appends records to a file or stream. It buffers, and writes out
@@ -287,7 +290,7 @@ func FromAttempt(a *route.Attempt) *Record {
 		LatencyMS: float64(a.Latency.Microseconds()) / 1000, TokensIn: a.TokensIn, TokensOut: a.TokensOut,
 		Error: a.Error, RestKey: a.RestKey.String(), RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
 		Part: a.Part, Cut: a.Cut, Cached: a.Cached,
-		Retry: a.Retry, Continuation: a.Method,
+		Retry: a.Retry, Continuation: a.Method, Repair: a.Repair,
 	}
 }
 

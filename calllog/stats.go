@@ -62,6 +62,12 @@ type Row struct {
 	// FailoverRate is Failovers over the calls that were not cancelled,
 	// package figures' definition, which the status page uses too.
 	FailoverRate float64 `json:"failover_rate"`
+	// SchemaFailures counts the answers that broke what their request
+	// asked (outcome invalid: not JSON, or against the response_format
+	// schema or a tool's parameters; issue 15). Each was repaired on the
+	// same route or handed to the next: a route that keeps breaking schemas
+	// shows here.
+	SchemaFailures int `json:"schema_failures"`
 	// Cached counts answers served from the cache for this route: no call.
 	Cached int `json:"cached"`
 	// Outcomes counts Calls by outcome ("ok", "rate_minute"...).
@@ -166,9 +172,12 @@ func (s *Stats) Add(r *Record) {
 	a.Outcomes[r.Outcome]++
 	a.TokensIn += r.TokensIn
 	a.TokensOut += r.TokensOut
-	if r.Outcome == "ok" {
+	switch r.Outcome {
+	case "ok":
 		a.OK++
 		a.lat.Add(r.LatencyMS)
+	case failure.Invalid.String():
+		a.SchemaFailures++
 	}
 	if handsOn(r.Outcome) {
 		a.Failovers++
@@ -275,10 +284,10 @@ func Summarize(r io.Reader, file string, loc *time.Location, plan *config.Plan) 
 // WriteTable writes s as an aligned table, one line per route and day.
 func (s *Summary) WriteTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "DAY (%s)\tROUTE\tCALLS\tOK\tFAILOVER\tP50\tP95\tTOKENS IN\tTOKENS OUT\tRPD USED\tTPD USED\tCACHED\tOUTCOMES\n", s.TZ)
+	fmt.Fprintf(tw, "DAY (%s)\tROUTE\tCALLS\tOK\tFAILOVER\tSCHEMA FAIL\tP50\tP95\tTOKENS IN\tTOKENS OUT\tRPD USED\tTPD USED\tCACHED\tOUTCOMES\n", s.TZ)
 	for _, r := range s.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\n",
-			r.Day, r.Route, r.Calls, r.OK, percent(r.FailoverRate, r.Calls-r.Outcomes["cancelled"]), ms(r.LatencyP50, r.OK), ms(r.LatencyP95, r.OK),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\n",
+			r.Day, r.Route, r.Calls, r.OK, percent(r.FailoverRate, r.Calls-r.Outcomes["cancelled"]), r.SchemaFailures, ms(r.LatencyP50, r.OK), ms(r.LatencyP95, r.OK),
 			r.TokensIn, r.TokensOut, used(r.Calls, r.RPDLimit), used(r.TokensIn+r.TokensOut, r.TPDLimit), r.Cached, mix(r.Outcomes, r.Calls))
 	}
 	tw.Flush()
@@ -289,6 +298,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "failover: share of the calls not cancelled that passed their request to the next route (failures other than bad_request, refused).")
+	fmt.Fprintln(w, "schema fail: answers that broke what their request asked (JSON, its response_format schema, a tool's parameters); each was repaired or handed on.")
 	fmt.Fprintln(w, "latency: of ok calls. used: calls and tokens against the route's own daily limits, counted per day above.")
 	if s.Rescues.any() {
 		fmt.Fprintln(w, "streams rescued: streams that broke after their first token and that the route finished, by how (afresh: nothing had been streamed yet).")

@@ -277,3 +277,38 @@ func TestSummarizeRescues(t *testing.T) {
 	}
 	golden(t, filepath.Join("testdata", "stats_rescues_json.golden"), js.String())
 }
+
+// TestStatsSchemaFailures: answers that broke their request's schema
+// (outcome invalid, issue 15) are counted per route, as failures that
+// handed their request on (to a repair or the next route), and shown in
+// the table's SCHEMA FAIL column.
+func TestStatsSchemaFailures(t *testing.T) {
+	st := NewStats(time.UTC)
+	at := time.Date(2026, 6, 15, 9, 0, 0, 0, time.UTC)
+	const cer, groq = "cerebras/gpt-oss-120b", "groq/openai/gpt-oss-120b"
+	for _, r := range []Record{
+		{Route: groq, Provider: "groq", Outcome: "rate_minute"},
+		{Route: cer, Provider: "cerebras", Outcome: "invalid", TokensIn: 412, TokensOut: 18},
+		{Route: cer, Provider: "cerebras", Outcome: "ok", Repair: 1, TokensIn: 440, TokensOut: 18},
+		{Route: cer, Provider: "cerebras", Outcome: "invalid"},
+		{Route: cer, Provider: "cerebras", Outcome: "invalid", Repair: 1},
+	} {
+		r.Time = at
+		st.Add(&r)
+	}
+	rows := st.Rows(nil)
+	var got *Row
+	for i := range rows {
+		if rows[i].Route == cer {
+			got = &rows[i]
+		}
+	}
+	if got == nil || got.SchemaFailures != 3 || got.Calls != 4 || got.OK != 1 || got.Failovers != 3 {
+		t.Fatalf("cerebras row = %+v, want 4 calls, 1 ok, 3 schema failures, 3 failovers", got)
+	}
+	var out bytes.Buffer
+	(&Summary{File: "calls.jsonl", TZ: "UTC", Records: 5, Rows: rows}).WriteTable(&out)
+	if !bytes.Contains(out.Bytes(), []byte("SCHEMA FAIL")) || !bytes.Contains(out.Bytes(), []byte("invalid 75%")) {
+		t.Errorf("table lacks the schema failures:\n%s", out.String())
+	}
+}

@@ -21,6 +21,7 @@ type modelSpec struct {
 	reasoning   bool
 	canContinue bool
 	canonical   string
+	schema      string // "enforce", "json", "none"; "" for none
 }
 
 // modelSpec merges a model's preset entry with its config; known is false
@@ -35,6 +36,7 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			spec.limits, spec.maxContext, spec.maxOutput = pm.Limits, pm.MaxContext, pm.MaxOutput
 			spec.reasoning, spec.canContinue, spec.canonical = pm.Reasoning, pm.CanContinue, pm.Canonical
 		}
+		spec.schema = st.preset.schemaOf(id)
 	}
 	var scarceSet bool
 	if m, ok := st.cfg.Models[id]; ok {
@@ -55,6 +57,9 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			}
 			if m.Canonical != "" {
 				spec.canonical = m.Canonical
+			}
+			if m.Schema != "" {
+				spec.schema = m.Schema
 			}
 			spec.reset = m.Reset
 			if len(m.Extra) > 0 {
@@ -229,6 +234,8 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		FailoverOnRefusal: c.FailoverOnRefusal,
 		KeepExchanges:     c.KeepExchanges,
 		TrimSystem:        c.TrimSystem,
+		RequireSchema:     c.RequireSchema,
+		SchemaRepairs:     *c.SchemaRepairs,
 		CacheTTL:          time.Duration(*c.CacheTTL),
 		ContentVersion:    c.ContentVersion,
 		Reasoning:         c.Reasoning,
@@ -287,6 +294,7 @@ func (l *loader) compileRoute(p *Plan, id string) *Route {
 		Reasoning:   spec.reasoning,
 		CanContinue: spec.canContinue,
 	}
+	r.Schema, _ = parseSchemaSupport(spec.schema) // validated; "" is none
 	if spec.reset != "" {
 		if rs, err := parseReset(spec.reset); err == nil {
 			r.Reset = rs

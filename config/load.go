@@ -273,6 +273,7 @@ func chainDefaults(c *ChainConfig) {
 	if c.CacheTTL == nil {
 		c.CacheTTL = ptr(Duration(0))
 	}
+	setInt(&c.SchemaRepairs, defaultSchemaRepairs)
 	setStr(&c.Reasoning, "drop")
 	if c.Fallback == nil {
 		c.Fallback = &FallbackConfig{Error: true}

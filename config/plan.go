@@ -278,6 +278,10 @@ type Route struct {
 	Reasoning bool
 	// CanContinue marks a route that continues a partial assistant message.
 	CanContinue bool
+	// Schema says what the route can do for a typed answer: enforce a
+	// JSON schema, JSON mode only, or neither (the zero value; see
+	// SchemaSupport).
+	Schema SchemaSupport
 	// Disabled routes are listed but never called; DisabledReason says why.
 	Disabled       bool
 	DisabledReason string
@@ -355,6 +359,13 @@ type Chain struct {
 	KeepExchanges int
 	// TrimSystem lets the system prompt be cut to fit a smaller route.
 	TrimSystem bool
+	// RequireSchema skips, for a typed request, the routes that cannot
+	// enforce what it asks: a JSON schema, or JSON mode.
+	RequireSchema bool
+	// SchemaRepairs is how many times a route whose answer broke the
+	// request's schema is asked again before the next route; 0 none.
+	// Default 1 from a config file.
+	SchemaRepairs int
 	// CacheTTL is how long answers are cached; 0 disables the cache.
 	CacheTTL time.Duration
 	// ContentVersion is mixed into cache keys; change it to retire every

@@ -38,7 +38,11 @@ type Preset struct {
 	// (OpenRouter's ":free" catalog changes weekly).
 	AnyModel       bool
 	AnyModelSuffix string
-	Models         []PresetModel
+	// Schema is what the preset's models can do for a typed answer, unless
+	// a model says otherwise: "enforce", "json" or "none" ("" is none).
+	// See SchemaSupport; the sources are in schemaSources.
+	Schema string
+	Models []PresetModel
 	// Source says where the limits and facts come from, with dates.
 	Source string
 }
@@ -55,6 +59,8 @@ type PresetModel struct {
 	CanContinue bool
 	// Canonical names the model across providers; "" takes the default.
 	Canonical string
+	// Schema overrides the preset's Schema for this model.
+	Schema string
 	// Source of the model's figures, with its date.
 	Source string
 }
@@ -97,6 +103,43 @@ func (p Preset) model(id string) (PresetModel, bool) {
 	return PresetModel{}, false
 }
 
+// schemaOf returns what the model id can do for a typed answer: its own
+// Schema, else the preset's.
+func (p Preset) schemaOf(id string) string {
+	if m, ok := p.model(id); ok && m.Schema != "" {
+		return m.Schema
+	}
+	return p.Schema
+}
+
+// What each provider can do for a typed answer (Preset.Schema,
+// PresetModel.Schema), from the providers' docs (issue 15):
+//
+//   - Groq: JSON mode on its chat models; strict structured outputs only
+//     on openai/gpt-oss-20b and -120b (console.groq.com/docs/structured-outputs);
+//     llama-3.3-70b-versatile answers json_schema with 400 "This model does
+//     not support response format `json_schema`." (quoted in public
+//     projects, e.g. github.com/ItzCrazyKns/Vane/issues/980); the compound
+//     systems do not take JSON mode (github.com/mem0ai/mem0/issues/4054).
+//   - Gemini: generationConfig.responseJsonSchema with responseMimeType
+//     application/json on the gemini models (ai.google.dev/api/generate-content
+//     GenerationConfig); Gemma answers "JSON mode is not enabled for
+//     models/gemma-3-27b-it" (quoted in many public projects).
+//   - Cerebras: structured outputs with json_schema
+//     (inference-docs.cerebras.ai/capabilities/structured-outputs).
+//   - Mistral: custom structured outputs for all models
+//     (docs.mistral.ai release note 2025-01-28).
+//   - GitHub Models: the OpenAI models take json_schema (OpenAI's
+//     structured outputs); the others are not documented: none.
+//   - Ollama: response_format json_schema is turned into a grammar
+//     (github.com/ollama/ollama openai/openai.go).
+//   - OpenRouter, NVIDIA, Cloudflare: depends on the model behind the id,
+//     not documented per free model: none (ask in words; raise it per
+//     model in the config where the model is known to take more).
+const (
+	schemaSrcGroq = "console.groq.com/docs/structured-outputs"
+)
+
 // acceptsAny reports whether the preset accepts an unlisted model id.
 func (p Preset) acceptsAny(id string) bool {
 	return p.AnyModel || p.AnyModelSuffix != "" && strings.HasSuffix(id, p.AnyModelSuffix)
@@ -111,16 +154,17 @@ func presetCatalog() map[string]Preset {
 			// countdown refill continuously (PROVIDERS.md, uncertain).
 			Reset:  "rolling",
 			Source: srcGroq,
+			Schema: schemaJSONWord,
 			Models: []PresetModel{
 				{ID: "llama-3.1-8b-instant", Limits: Limits{RPM: 30, RPD: 14400, TPM: 6000, TPD: 500000}, MaxContext: 131072, Canonical: "llama-3.1-8b", Source: srcGroq + "; " + srcCtxCard},
 				{ID: "llama-3.3-70b-versatile", Limits: Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000}, MaxContext: 131072, Canonical: "llama-3.3-70b", Source: srcGroq + "; " + srcCtxCard},
-				{ID: "openai/gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcGroq + "; " + srcCtxCard},
-				{ID: "openai/gpt-oss-20b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-20b", Source: srcGroq + "; " + srcCtxCard},
+				{ID: "openai/gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-120b", Schema: schemaEnforceWord, Source: srcGroq + "; " + srcCtxCard + "; strict schema: " + schemaSrcGroq},
+				{ID: "openai/gpt-oss-20b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-20b", Schema: schemaEnforceWord, Source: srcGroq + "; " + srcCtxCard + "; strict schema: " + schemaSrcGroq},
 				{ID: "qwen/qwen3-32b", Limits: Limits{RPM: 60, RPD: 1000, TPM: 6000, TPD: 500000}, MaxContext: 131072, Reasoning: true, Canonical: "qwen3-32b", Source: srcGroq + "; " + srcCtxCard},
 				{ID: "meta-llama/llama-4-scout-17b-16e-instruct", Limits: Limits{RPM: 30, RPD: 1000, TPM: 30000, TPD: 500000}, MaxContext: 131072, Source: srcGroq + "; " + srcCtxCard},
 				{ID: "moonshotai/kimi-k2-instruct-0905", Limits: Limits{RPM: 60, RPD: 1000, TPM: 10000, TPD: 300000}, MaxContext: 262144, Canonical: "kimi-k2-instruct-0905", Source: srcGroq + "; " + srcCtxCard},
-				{ID: "groq/compound", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Source: srcGroq + "; no TPD published"},
-				{ID: "groq/compound-mini", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Source: srcGroq + "; no TPD published"},
+				{ID: "groq/compound", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Schema: schemaNoneWord, Source: srcGroq + "; no TPD published"},
+				{ID: "groq/compound-mini", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Schema: schemaNoneWord, Source: srcGroq + "; no TPD published"},
 				{ID: "allam-2-7b", Limits: Limits{RPM: 30, RPD: 7000, TPM: 6000, TPD: 500000}, MaxContext: 4096, Source: srcGroq + "; " + srcCtxCard},
 				{ID: "qwen/qwen3.6-27b", Limits: Limits{RPD: 1000, TPM: 8000}, Canonical: "qwen3.6-27b", Source: "cheahjs [2026-07-18]; RPM and TPD not listed"},
 			},
@@ -133,6 +177,7 @@ func presetCatalog() map[string]Preset {
 			// free quota in 2026 (429 "limit: 0"), so none is listed.
 			Reset:  "midnight America/Los_Angeles",
 			Source: srcGemini + "; reset: ai.google.dev/gemini-api/docs/rate-limits; limits are per project",
+			Schema: schemaEnforceWord,
 			Models: []PresetModel{
 				{ID: "gemini-3.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
 				{ID: "gemini-3-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
@@ -140,10 +185,10 @@ func presetCatalog() map[string]Preset {
 				{ID: "gemini-2.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx},
 				// Flash-Lite thinks only when given a budget (512..24576).
 				{ID: "gemini-2.5-flash-lite", Limits: Limits{RPM: 10, RPD: 20, TPM: 250000}, MaxContext: 1048576, Source: srcGemini + "; " + srcGeminiCtx},
-				{ID: "gemma-3-27b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
-				{ID: "gemma-3-12b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
-				{ID: "gemma-3-4b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
-				{ID: "gemma-3-1b-it", Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 32768, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-27b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-12b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-4b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-1b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 32768, Source: srcGemini + "; " + srcCtxCard},
 			},
 		},
 		{
@@ -154,6 +199,7 @@ func presetCatalog() map[string]Preset {
 			// (github.com/elizaOS/eliza/issues/8434): accounts differ.
 			Reset:  "rolling",
 			Source: srcCerebras,
+			Schema: schemaEnforceWord,
 			Models: []PresetModel{
 				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
 				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
@@ -203,6 +249,7 @@ func presetCatalog() map[string]Preset {
 			Limits: Limits{RPM: 60, TPM: 500000},
 			Reset:  "rolling",
 			Source: "help.mistral.ai/en/articles/225174 [2026]; cheahjs [2026-07-18] says per model",
+			Schema: schemaEnforceWord,
 			Models: []PresetModel{
 				{ID: "mistral-small-latest", CanContinue: true, Canonical: "mistral-small", Source: srcUnverified},
 				{ID: "mistral-medium-latest", CanContinue: true, Canonical: "mistral-medium", Source: srcUnverified},
@@ -218,8 +265,8 @@ func presetCatalog() map[string]Preset {
 			Reset:  "rolling",
 			Source: srcGitHub,
 			Models: []PresetModel{
-				{ID: "openai/gpt-4o-mini", Limits: Limits{RPM: 15, RPD: 150}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; Low tier"},
-				{ID: "openai/gpt-4o", Limits: Limits{RPM: 10, RPD: 50}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; High tier (413 body names gpt-4o's 8000)"},
+				{ID: "openai/gpt-4o-mini", Schema: schemaEnforceWord, Limits: Limits{RPM: 15, RPD: 150}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; Low tier"},
+				{ID: "openai/gpt-4o", Schema: schemaEnforceWord, Limits: Limits{RPM: 10, RPD: 50}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; High tier (413 body names gpt-4o's 8000)"},
 				{ID: "deepseek/DeepSeek-R1", Limits: Limits{RPM: 1, RPD: 8}, MaxContext: 4000, MaxOutput: 4000, Reasoning: true, Canonical: "deepseek-r1", Source: srcGitHub},
 				{ID: "xai/grok-3", Limits: Limits{RPM: 1, RPD: 15}, Canonical: "grok-3", Source: srcGitHub + "; tokens per request not listed"},
 			},
@@ -244,6 +291,7 @@ func presetCatalog() map[string]Preset {
 			Reset:    "rolling",
 			Timeout:  2 * time.Minute,
 			AnyModel: true,
+			Schema:   schemaEnforceWord,
 			Source:   "github.com/ollama/ollama openai/openai.go (PROVIDERS.md)",
 		},
 	}

@@ -223,6 +223,11 @@ type ModelConfig struct {
 	Reasoning *bool `yaml:"reasoning"`
 	// CanContinue marks a model that continues a partial assistant message.
 	CanContinue *bool `yaml:"can_continue"`
+	// Schema says what the model can do for a typed answer (response_format
+	// json_schema or json_object): "enforce" a JSON schema (structured
+	// outputs), "json" mode only, or "none". Default the preset's (from the
+	// provider's docs), else none. See SchemaSupport.
+	Schema string `yaml:"schema"`
 	// Canonical is the provider-independent name. Default: the id without
 	// its publisher prefix and :free suffix.
 	Canonical string `yaml:"canonical"`
@@ -275,6 +280,18 @@ type ChainConfig struct {
 	KeepExchanges int `yaml:"keep_exchanges"`
 	// TrimSystem lets the system prompt be cut to fit a smaller route.
 	TrimSystem bool `yaml:"trim_system"`
+	// RequireSchema skips, for a request with response_format json_schema,
+	// every route that cannot enforce that schema (a model's schema: json or
+	// none, or a schema keyword its dialect cannot take), and for one with
+	// json_object, every route without JSON mode (schema: none); the skip
+	// says why. Default false: such routes are asked in the prompt, and
+	// every answer is validated.
+	RequireSchema bool `yaml:"require_schema"`
+	// SchemaRepairs is how many times a route whose answer broke the
+	// request's schema is asked again, shown the violations, before the
+	// next route is tried. Default 1; 0 goes straight to the next route; at
+	// most 5.
+	SchemaRepairs *int `yaml:"schema_repairs"`
 	// CacheTTL is how long answers are cached. Default 0: no cache.
 	CacheTTL *Duration `yaml:"cache_ttl"`
 	// ContentVersion is mixed into cache keys.

@@ -97,6 +97,9 @@ func routeFlags(r *Route) string {
 			f = append(f, x.name)
 		}
 	}
+	if r.Schema != SchemaNone {
+		f = append(f, "schema="+r.Schema.String())
+	}
 	if r.MaxOutput > 0 {
 		f = append(f, "max_output="+strconv.Itoa(r.MaxOutput))
 	}
@@ -137,6 +140,12 @@ func chainSummary(c *Chain) string {
 	}
 	if c.KeepExchanges > 0 {
 		parts = append(parts, fmt.Sprintf("keeps %d exchanges", c.KeepExchanges))
+	}
+	if c.RequireSchema {
+		parts = append(parts, "requires schema")
+	}
+	if c.SchemaRepairs != defaultSchemaRepairs {
+		parts = append(parts, fmt.Sprintf("%d schema repairs", c.SchemaRepairs))
 	}
 	parts = append(parts, "reasoning "+c.Reasoning, "idle "+c.IdleTimeout.String())
 	switch c.Fallback.Kind {

@@ -213,6 +213,11 @@ func (l *loader) validateModel(path string, m *ModelConfig) {
 	if m.Plentiful != nil && m.Scarce != nil && *m.Plentiful && *m.Scarce {
 		l.probs.addf(path+".scarce", "a model cannot be both plentiful and scarce")
 	}
+	if m.Schema != "" {
+		if _, err := parseSchemaSupport(m.Schema); err != nil {
+			l.envSafe(path+".schema", err)
+		}
+	}
 }
 
 // parseReset parses "rolling", "midnight" (UTC) or "midnight <zone>".
@@ -279,6 +284,9 @@ func (l *loader) validateChain(name string) {
 	}
 	if m := *c.Margin; !(m >= 0 && m < 0.5) {
 		report("margin", "%v is outside [0, 0.5) (write, say, 0.05)", m)
+	}
+	if n := *c.SchemaRepairs; n < 0 || n > maxSchemaRepairs {
+		report("schema_repairs", "%d is outside 0..%d; each repair is a call while the caller waits", n, maxSchemaRepairs)
 	}
 	if c.KeepExchanges < 0 {
 		report("keep_exchanges", "%d is negative; 0 sends every exchange", c.KeepExchanges)

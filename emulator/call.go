@@ -32,6 +32,8 @@ type call struct {
 	// gotKey is the key the call carried (Authorization: Bearer, or
 	// Gemini's x-goog-api-key / ?key=), for EchoKey.
 	gotKey string
+	// format is the response format asked (Record.Format).
+	format string
 
 	// Set by admit.
 	seq        int
@@ -67,7 +69,7 @@ func (e *Emulator) admit(c *call) {
 	now := e.clock.Now()
 	c.start = now
 	c.rec = len(e.records)
-	rec := Record{Time: now, Provider: c.prov.Name, Model: c.modelID, Stream: c.stream, PromptTokens: c.prompt}
+	rec := Record{Time: now, Provider: c.prov.Name, Model: c.modelID, Stream: c.stream, PromptTokens: c.prompt, Format: c.format}
 	defer func() { e.records = append(e.records, rec) }()
 
 	p := e.providers[c.prov.Name]
@@ -147,7 +149,7 @@ func (c *call) setAnswer(s Step) {
 	if text == "" || s.Kind == BadRequest {
 		text = c.model.Answer
 	}
-	if text == "" {
+	if text == "" && s.ToolCalls == "" {
 		text = defaultAnswer(c.prov.Name, c.modelID)
 	}
 	if c.hasPrefix && strings.HasPrefix(text, c.prefix) {
@@ -170,7 +172,10 @@ func (c *call) setAnswer(s Step) {
 		c.finish = "length"
 	}
 	c.answer = text
-	c.completion = tokensOf(len(text))
+	c.completion = tokensOf(len(text) + len(s.ToolCalls))
+	if s.ToolCalls != "" && c.finish == "stop" {
+		c.finish = "tool_calls"
+	}
 }
 
 // finishRecord sets the status of the call's record.
@@ -194,7 +199,7 @@ func (e *Emulator) record(c *call, behaviour string, status int) {
 		}
 	}
 	e.records = append(e.records, Record{Time: e.clock.Now(), Provider: c.prov.Name, Model: c.modelID,
-		Status: status, Behaviour: behaviour, Stream: c.stream, PromptTokens: c.prompt})
+		Status: status, Behaviour: behaviour, Stream: c.stream, PromptTokens: c.prompt, Format: c.format})
 }
 
 // latency waits before the answer: the step's Delay, else the model's

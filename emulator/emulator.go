@@ -10,8 +10,10 @@
 // emulator enforces the free-tier limits it was given in its own windows and
 // answers the flavor's real 429 when a call would pass one, so a test can
 // show that a gateway causes no 429 at all. Every call is recorded (Records)
-// without its text. Waits (latency, chunk delays, hangs) run on the injected
-// clock and end when the request's context ends.
+// without its text, with the response format it asked; a model answers or
+// refuses a response format as its flavor does (format.go). Waits
+// (latency, chunk delays, hangs) run on the injected clock and end when the
+// request's context ends.
 package emulator
 
 import (
@@ -89,6 +91,15 @@ type Model struct {
 	// one gets the flavor's 400 naming it (see unsupportedFailure), before
 	// any script or limit, and does not count against the limits.
 	Unsupported []string
+	// NoJSONSchema makes the model refuse a JSON schema response format
+	// (OpenAI's response_format json_schema) in its flavor's words, as
+	// Groq's llama-3.3-70b-versatile does; JSON mode is still taken. See
+	// format.go.
+	NoJSONSchema bool
+	// NoJSONMode makes the model refuse every JSON response format (JSON
+	// mode too; Gemini: responseMimeType application/json), as Gemma does
+	// on Gemini's API.
+	NoJSONMode bool
 }
 
 // Record is one call received, without any of its text.
@@ -103,8 +114,13 @@ type Record struct {
 	// Behaviour is the Kind that answered, or what stopped the call before
 	// its behaviour ran ("auth", "invalid", "unknown_model", "limit_..."):
 	// see Emulator.Records.
-	Behaviour        string
-	Stream           bool
+	Behaviour string
+	Stream    bool
+	// Format is the response format the call asked for: FormatJSONObject
+	// (OpenAI's JSON mode; Gemini's responseMimeType application/json),
+	// FormatJSONSchema (a schema: OpenAI's json_schema; Gemini's
+	// responseJsonSchema or responseSchema), or "" for none.
+	Format           string
 	PromptTokens     int
 	CompletionTokens int
 }
@@ -120,6 +136,7 @@ type Emulator struct {
 	providers map[string]*provider
 	records   []Record
 	seq       int
+	onBody    func(provider, model string, body []byte)
 }
 
 type provider struct {
@@ -192,6 +209,38 @@ func (e *Emulator) mustProvider(name string) *provider {
 		panic("emulator: unknown provider " + name)
 	}
 	return p
+}
+
+// OnBody sets a function that gets the body of every chat call as it was
+// received, before it is answered: for tests that check what a gateway
+// sent (a schema put in the prompt, JSON mode asked). It is called on the
+// call's goroutine, never under the emulator's lock; nil removes it.
+func (e *Emulator) OnBody(f func(provider, model string, body []byte)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.onBody = f
+}
+
+// sawBody hands a chat call's body to the OnBody function, if any.
+func (e *Emulator) sawBody(provider, model string, body []byte) {
+	e.mu.Lock()
+	f := e.onBody
+	e.mu.Unlock()
+	if f != nil {
+		f(provider, model, body)
+	}
+}
+
+// modelOf returns the settings of a provider's model.
+func (e *Emulator) modelOf(providerName, modelID string) (Model, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.providers[providerName]; p != nil {
+		if m := p.models[modelID]; m != nil {
+			return m.cfg, true
+		}
+	}
+	return Model{}, false
 }
 
 // refusedField returns the first (sorted) of fields that the model refuses

@@ -244,6 +244,8 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	req, problem, field := parseGemini(body)
+	c.format = geminiBodyFormat(body)
+	e.sawBody(p.Name, c.modelID, body)
 	if problem == "" && badText(body) {
 		problem = "Invalid JSON payload received. Invalid UTF-8 or unpaired surrogate."
 	}
@@ -279,6 +281,13 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 			e.record(c, "unsupported", f.status)
 			e.writeFailure(w, f)
 			return
+		}
+		if m, ok := e.modelOf(p.Name, c.modelID); ok {
+			if f, refused := formatRefusal(c, m, c.format, true); refused {
+				e.record(c, "unsupported", f.status)
+				e.writeFailure(w, f)
+				return
+			}
 		}
 		problem = thinkingProblem(req, c.modelID)
 	}

@@ -104,13 +104,16 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 	if req.MaxCompletionTokens > 0 {
 		c.maxTokens = req.MaxCompletionTokens
 	}
-	n := 0
+	c.format = openAIFormat(top)
+	e.sawBody(p.Name, req.Model, body)
+	n, says := 0, false
 	for i, m := range req.Messages {
 		text, cerr := contentText(m.Content)
 		if cerr != nil && err == nil {
 			err = cerr
 		}
 		n += len(text)
+		says = says || saysJSON(text)
 		if i == len(req.Messages)-1 && m.Role == "assistant" {
 			c.prefix, c.hasPrefix = text, true
 		}
@@ -138,6 +141,13 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 		e.record(c, "unsupported", f.status)
 		e.writeFailure(w, f)
 		return
+	}
+	if m, ok := e.modelOf(p.Name, req.Model); ok {
+		if f, refused := formatRefusal(c, m, c.format, says); refused {
+			e.record(c, "unsupported", f.status)
+			e.writeFailure(w, f)
+			return
+		}
 	}
 	if err == nil && badText(body) {
 		err = errBadText
@@ -324,6 +334,12 @@ func (e *Emulator) answerOpenAI(ctx context.Context, w http.ResponseWriter, c *c
 			kv{"choices", []obj{{{"index", 0}, {"message", obj{{"role", "assistant"}, {"content", ""}}}, {"finish_reason", "error"}}}})
 	} else {
 		msg := obj{{"role", "assistant"}, {"content", content}}
+		if c.step.ToolCalls != "" {
+			if content == "" {
+				msg = obj{{"role", "assistant"}, {"content", nil}}
+			}
+			msg = append(msg, kv{"tool_calls", json.RawMessage(c.step.ToolCalls)})
+		}
 		if c.step.Reasoning != "" {
 			msg = append(msg, kv{"reasoning", c.step.Reasoning})
 		}

@@ -107,6 +107,12 @@ type Step struct {
 	// that many bytes, cut on character boundaries, instead of one word per
 	// chunk: a <think> tag or a word can then be split across chunks.
 	ChunkBytes int
+	// ToolCalls, when set, is the tool_calls array a whole answer on an
+	// OpenAI flavor carries, as the provider writes it: each call's "id",
+	// "type": "function", and "function" with its "name" and "arguments"
+	// (a JSON string). The answer then has no content unless Text is set,
+	// and finishes with "tool_calls". Streams and Gemini ignore it.
+	ToolCalls string
 }
 
 // answers reports whether the kind produces model text (and so completion

@@ -25,11 +25,21 @@ const (
 	// lost. It rests nothing by itself; package rest counts it as a strike,
 	// and strikes in a row rest the route as Timeout (see RestClass).
 	SilentLoser
+	// Invalid is a 2xx answer that does not match what the request asked
+	// for: not JSON, JSON that breaks the caller's response_format schema,
+	// or a tool call whose arguments break its tool's parameters (issue 15).
+	// The route answered, badly: it is asked again with the violations
+	// (a repair) or the request goes on to the next route. It rests
+	// nothing: one request's schema says nothing about the route's health
+	// for everyone, and a caller must never be able to rest a route with
+	// a schema no model can meet. It counts as a failure of the route in
+	// its success rate and its latency (see package figures and route).
+	Invalid
 )
 
 // NumClasses is the number of classes: every Class is below it. Arrays
 // indexed by Class are [NumClasses]T.
-const NumClasses = SilentLoser + 1
+const NumClasses = Invalid + 1
 
 // String returns the class's label ("rate_day"), or "unknown" for a value
 // outside the set.
@@ -65,6 +75,8 @@ func (c Class) String() string {
 		return "cancelled"
 	case SilentLoser:
 		return "silent_loser"
+	case Invalid:
+		return "invalid"
 	}
 	return "unknown"
 }
@@ -80,12 +92,12 @@ func ParseClass(s string) (Class, bool) {
 }
 
 // Rests reports whether a failure of class c rests anything by itself. OK,
-// BadRequest, Unsupported, Refused, TooLarge and Cancelled stay with their
-// request; SilentLoser rests only as a strike in a row (DESIGN.md: "2 in a
+// BadRequest, Unsupported, Refused, TooLarge, Cancelled and Invalid stay
+// with their request; SilentLoser rests only as a strike in a row (DESIGN.md: "2 in a
 // row rest it as timeout"), and then with its RestClass.
 func (c Class) Rests() bool {
 	switch c {
-	case OK, BadRequest, Unsupported, Refused, TooLarge, Cancelled, SilentLoser:
+	case OK, BadRequest, Unsupported, Refused, TooLarge, Cancelled, SilentLoser, Invalid:
 		return false
 	}
 	return c < NumClasses

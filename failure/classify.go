@@ -177,9 +177,12 @@ var (
 	thinkingRe = regexp.MustCompile(`thinking level|thinking budget|thinking_config|budget 0 is invalid`)
 	// unfitRe: the route cannot serve this request's features (tools, JSON
 	// mode, images): OpenRouter 404 "No endpoints found that support tool
-	// use". Another route may, so it is TooLarge (skip for this request),
-	// never a rest the caller could inflict on everyone.
-	unfitRe = regexp.MustCompile(`no endpoints found that support|(?:tools?|tool_choice|function calling|response_format|json mode|json_schema|images?|vision|audio)\b[^.]{0,40}(?:not supported|unsupported|is not available)`)
+	// use"; Groq's 400 "This model does not support response format
+	// `json_schema`." (issue 15; quoted in public projects, e.g.
+	// github.com/ItzCrazyKns/Vane/issues/980). Another route may, so it is
+	// TooLarge (skip for this request), never a rest the caller could
+	// inflict on everyone.
+	unfitRe = regexp.MustCompile("no endpoints found that support|does not support (?:response format|json|tools?|tool use|function calling|images?|vision|audio)|(?:tools?|tool_choice|function calling|response_format|json mode|json_schema|images?|vision|audio)\\b[^.]{0,40}(?:not supported|unsupported|is not available)")
 	// unsupportedRe: a request field this route does not take, in each
 	// provider's words: OpenAI "Unsupported parameter: 'temperature' is not
 	// supported with this model." (code unsupported_parameter; GitHub

@@ -348,6 +348,7 @@ func TestClassifyErrors(t *testing.T) {
 		{"plain text 400", up(400, nil, "invalid temperature"), BadRequest, ScopeRequest, "invalid temperature"},
 		{"422 generic", up(422, nil, `{"detail":"field required"}`), BadRequest, ScopeRequest, "field required"},
 		{"pollinations error string", up(400, nil, `{"error":"bad prompt","status":400}`), BadRequest, ScopeRequest, "bad prompt"},
+		{"groq json_schema refused (issue 15)", up(400, nil, "{\"error\":{\"message\":\"This model does not support response format `json_schema`.\",\"type\":\"invalid_request_error\",\"param\":\"response_format\"}}"), TooLarge, ScopeRequest, "This model does not support response format `json_schema`."},
 		{"vllm object error", up(400, nil, `{"object":"error","message":"tools is not supported for this model","type":"BadRequestError"}`), TooLarge, ScopeRequest, "tools is not supported for this model"},
 		{"parameter not supported", up(400, nil, `{"error":{"message":"temperature is not supported for this model"}}`), Unsupported, ScopeRequest, "temperature is not supported for this model"},
 		{"429 inside a number is not a status", up(400, nil, `{"error":{"message":"Please retry in 18.403470473s"}}`), BadRequest, ScopeRequest, "Please retry in 18.403470473s"},
@@ -428,7 +429,7 @@ func TestUpstreamErrorText(t *testing.T) {
 }
 
 func TestClassNames(t *testing.T) {
-	want := []string{"ok", "empty", "rate_minute", "rate_day", "auth", "gone", "bad_config", "bad_request", "unsupported", "refused", "too_large", "overloaded", "timeout", "cancelled", "silent_loser"}
+	want := []string{"ok", "empty", "rate_minute", "rate_day", "auth", "gone", "bad_config", "bad_request", "unsupported", "refused", "too_large", "overloaded", "timeout", "cancelled", "silent_loser", "invalid"}
 	for i, name := range want {
 		c := Class(i)
 		if got := c.String(); got != name {

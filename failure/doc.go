@@ -52,7 +52,8 @@
 //	    tokens_limit_reached, "request too large"              too_large    request
 //	    Gemini thinking errors ("Thinking level ...", "thinking
 //	    budget", "Budget 0 is invalid")                        unsupported  request
-//	    tools / JSON mode / images "not supported"             too_large    request
+//	    tools / JSON mode / images "not supported", "does not
+//	    support response format"                               too_large    request
 //	    a field this route does not take: "Unsupported
 //	    parameter: 'x'", "property 'x' is unsupported", "x is
 //	    not supported with/for this model", "Unknown name \"x\":

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/tollfree/tollfree/openai"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/typed"
 )
 
 // Response headers that tell a caller what served it.
@@ -144,9 +146,10 @@ func splitThink(s string) (content, reasoning string) {
 
 // fail answers a request the Gateway answered with an error: the
 // caller's own error, a refusal by the caller check (a caller limit, 429;
-// a chain the key may not use, 403; the gateway at its cap, 503), or no
-// route and no fallback (503 with Retry-After). A caller that went away gets nothing:
-// nobody is listening.
+// a chain the key may not use, 403; the gateway at its cap, 503), a typed
+// request whose schema cannot be checked (400) or that no answer matched
+// (502), or no route and no fallback (503 with Retry-After). A caller that
+// went away gets nothing: nobody is listening.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, err error) {
 	if r.Context().Err() != nil {
 		return
@@ -158,7 +161,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, 
 	var tl *route.TooLargeError
 	var le *quota.LimitError
 	var ex *route.ExhaustedError
+	var te *typed.RequestError
+	var ia *route.InvalidAnswerError
 	switch {
+	case errors.As(err, &te):
+		writeError(w, http.StatusBadRequest, te.Message, "invalid_request_error", te.Param, "invalid_schema")
+	case errors.As(err, &ia):
+		writeInvalidAnswer(w, ia)
 	case errors.As(err, &ce):
 		status := ce.Status
 		if status < 400 || status >= 500 {
@@ -197,4 +206,19 @@ func writeStreamHeaders(w http.ResponseWriter) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+}
+
+// writeInvalidAnswer answers a typed request that routes answered, but
+// never as asked (issue 15): 502 Bad Gateway, the status of a gateway that
+// got an invalid response from upstream. Not 422: the request was fine,
+// and the caller may send it again as it is (a model may answer validly
+// next time); a 4xx would tell it to change the request. The message names
+// the violations' JSON paths and keywords, never the answer's text.
+func writeInvalidAnswer(w http.ResponseWriter, e *route.InvalidAnswerError) {
+	msg := fmt.Sprintf("no model of chain %q gave an answer that matches the request's schema (%d invalid answers, repairs included); the last broke it at: %s", e.Chain, e.Invalid, e.Violations)
+	param := "response_format"
+	if e.Violations.OfToolCalls() {
+		param = "tools"
+	}
+	writeError(w, http.StatusBadGateway, msg, "server_error", param, "invalid_answer")
 }

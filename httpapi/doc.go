@@ -30,8 +30,11 @@
 //
 // Bad input never reaches a provider: a wrong method or content type, a body
 // over the size limit, malformed JSON, a request without messages or naming
-// no chain, or over the message or text limit, each get a 4xx with a precise
-// message in OpenAI's error envelope.
+// no chain, or over the message or text limit, or a response_format or tool
+// schema that cannot be checked (invalid_schema), each get a 4xx with a
+// precise message in OpenAI's error envelope. A typed request that routes
+// answered, but never as asked, is a 502 invalid_answer naming the
+// violations' paths and keywords (issue 15).
 //
 // No request or client takes unbounded work (issue 10): the plan's limits
 // are checked while the request is decoded, every write to the client has a

@@ -17,6 +17,7 @@ import (
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/typed"
 )
 
 // fakeGateway answers every call with what the test set, and keeps the
@@ -151,6 +152,16 @@ func TestServerOnlyEncodes(t *testing.T) {
 		// TestDecisionTable, "refused goes back to the caller").
 		{name: "a refusal", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 400, Message: "the request was refused by the provider's content policy"}},
 			wantStatus: 400, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""}, wantInBody: []string{`"code":"content_filter"`, "content policy"}},
+		// Typed answers (issue 15): a schema that cannot be checked is the
+		// caller's 400; routes that answered but never as asked are a 502
+		// naming the violations' paths and keywords.
+		{name: "a bad schema", gw: fakeGateway{err: &typed.RequestError{Param: "response_format.json_schema.schema", Message: "nests deeper than 64 levels"}},
+			wantStatus: 400, wantInBody: []string{`"code":"invalid_schema"`, `"param":"response_format.json_schema.schema"`, `"type":"invalid_request_error"`, "nests deeper than 64 levels"}},
+		{name: "no valid answer", stream: true, gw: fakeGateway{err: &route.InvalidAnswerError{Chain: "answer", Invalid: 4, Violations: typed.Violations{{Path: "/grade", Keyword: "enum"}}}},
+			wantStatus: 502, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""},
+			wantInBody: []string{`"code":"invalid_answer"`, `"param":"response_format"`, `"type":"server_error"`, "(4 invalid answers, repairs included); the last broke it at: /grade: enum"}},
+		{name: "no valid tool call", gw: fakeGateway{err: &route.InvalidAnswerError{Chain: "answer", Invalid: 2, Violations: typed.Violations{{Tool: "get_weather", Path: "/unit", Keyword: "enum"}}}},
+			wantStatus: 502, wantInBody: []string{`"code":"invalid_answer"`, `"param":"tools"`, "get_weather /unit: enum"}},
 		{name: "a refusal in a 200 (Gemini's blockReason)", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 200, Message: "blocked: SAFETY"}},
 			wantStatus: 400, wantInBody: []string{`"code":"content_filter"`, "blocked: SAFETY"}},
 	}

@@ -49,6 +49,9 @@ type Request struct {
 	// Seed is nil when unset.
 	Seed *int64
 	// ResponseFormat is the response_format object, verbatim; nil when unset.
+	// A json_object or json_schema one is checked: every answer the router
+	// returns is JSON (matching the schema), unwrapped from any prose
+	// (package typed, issue 15).
 	ResponseFormat json.RawMessage
 	// ReasoningEffort is the caller's reasoning_effort, "" when unset.
 	ReasoningEffort string

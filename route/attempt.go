@@ -108,6 +108,9 @@ func (w *walk) hedgeTimer() clock.Timer {
 // caller caused ends the request. done says whether the round is over.
 func (w *walk) landed(o *outcome) (win *outcome, done bool, err error) {
 	delete(w.inflight, o.route)
+	if o.err == nil && !w.accept(o) {
+		return w.rejected() // invalid, and settled (typed.go)
+	}
 	if o.err == nil {
 		w.abandon(errLostRace)
 		return o, true, nil

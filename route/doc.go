@@ -5,7 +5,9 @@
 // against a slow one (hedging), sorts every failure with the failure package,
 // rests what the route or its provider caused, and hands back the first
 // answer. It never retries a route while a caller waits: the chain is the
-// retry (seed 003, rule 3).
+// retry (seed 003, rule 3). A repair is no retry: a route whose answer broke
+// its request's schema is asked a new question, its answer and what was
+// wrong with it (seed 002; typed.go).
 //
 // The decision table of DESIGN.md is applied in one place: walk.settle
 // hands every attempt that did not answer to package rest (rest.Keeper),
@@ -28,9 +30,11 @@
 // context, its budget, hedge eligibility), the one pick the walk, a
 // stream's continuation and a probe share; fit.go cuts the request to a
 // route's context; attempt.go launches attempts and races hedges; settle.go
-// judges an attempt that did not answer and settles it; walk.go holds a
-// walk's state and its errors; stream.go continues a broken stream;
-// probe.go calls one route by hand.
+// judges an attempt that did not answer and settles it; typed.go checks a
+// typed answer (a JSON response_format, tools' parameters) before it wins,
+// repairs an invalid one on the same route, and asks each route what it can
+// enforce (issue 15); walk.go holds a walk's state and its errors;
+// stream.go continues a broken stream; probe.go calls one route by hand.
 //
 // What the router remembers lives in a state.Store (rests and pauses, read
 // and written through package rest) and a Budget (quota counts), so that a

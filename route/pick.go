@@ -35,19 +35,25 @@ const (
 )
 
 // pick decides whether rt may take req now (est is req's estimate), and
-// reserves rt's budget for it when it may. In order: rt must be eligible
-// (see eligible); for a hedge, hedgeable; req must fit rt's context (cut
-// to fit where the chain allows, see fit); and rt's budget must take it.
+// reserves rt's budget for it when it may. In order: on a chain that
+// requires schemas, rt must enforce the request's (canType); rt must be
+// eligible (see eligible); for a hedge, hedgeable; req, as rt is to be
+// asked it (a typed request's schema put in words for a route that cannot
+// enforce it, see fitFor), must fit rt's context (cut to fit where the
+// chain allows, see fit); and rt's budget must take it.
 // A budget whose store fails does not stop the call: the route is picked
 // without a reservation. When rt is not picked, skip says why.
 func (w *walk) pick(rt *config.Route, req *llm.Request, est int, hedge bool) (t ticket, skip Skip, why pickResult) {
+	if skip, ok := w.canType(rt); !ok {
+		return ticket{}, skip, notEligible
+	}
 	if skip, ok := w.eligible(rt); !ok {
 		return ticket{}, skip, notEligible
 	}
 	if hedge && !w.hedgeable(rt) {
 		return ticket{}, Skip{Route: rt.ID, Reason: "too scarce to hedge onto"}, notHedgeable
 	}
-	fitted, cut, fits := fit(req, est, rt, w.ch)
+	fitted, cut, fits := w.fitFor(rt, req, est)
 	if !fits {
 		return ticket{}, Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", est, rt.MaxContext)}, notFitting
 	}

@@ -82,6 +82,9 @@ type Attempt struct {
 	// it), or "" for a first part, or a part that took the request up
 	// afresh.
 	Method string
+	// Repair numbers the repairs of a typed answer: the same route asked
+	// again, shown what its invalid answer broke (issue 15); 0 for none.
+	Repair int
 }
 
 // Record hands an attempt made outside the router (a cache hit) to the
@@ -171,6 +174,9 @@ type Result struct {
 func (r *Router) Chat(ctx context.Context, ch *config.Chain, id string, req *llm.Request) (*Result, error) {
 	w, err := r.newWalk(ctx, ch, id, req, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.typeCheck(); err != nil {
 		return nil, err
 	}
 	defer w.close()
@@ -291,6 +297,6 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 		RequestID: w.id, Chain: w.ch.Name, Route: win.route.ID, Provider: win.route.Provider.Name,
 		Model: win.route.Model, Start: start, Latency: lat, Status: http.StatusOK, Class: failure.OK,
 		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, Hedge: win.hedge, Stream: w.stream,
-		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method,
+		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method, Repair: w.repairOf(win),
 	})
 }

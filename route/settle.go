@@ -96,7 +96,7 @@ func (w *walk) settle(o *outcome, v failure.Verdict) rest.Rest {
 		RequestID: w.id, Chain: w.ch.Name, Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model,
 		Start: o.start, Latency: now.Sub(o.start), Status: statusOf(o.err), Class: v.Class,
 		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
-		Retry: o.retry, Method: o.method,
+		Retry: o.retry, Method: o.method, Repair: w.repairOf(o),
 	}
 	ctx := w.background()
 	lost := context.Cause(o.ctx) == errLostRace

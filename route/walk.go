@@ -54,6 +54,8 @@ type walk struct {
 
 	race  // the attempts of the round (attempt.go)
 	tally // what the round found, for the errors
+
+	typed *typing // a typed answer's checks, nil when none (typed.go)
 }
 
 // tally is what each route did in a round, for the error of a walk that
@@ -181,6 +183,9 @@ func (w *walk) soonest() (time.Time, bool) {
 }
 
 func (w *walk) exhausted() error {
+	if err := w.typedError(); err != nil {
+		return err
+	}
 	// Every route refused this request for what it is (too long, or a
 	// field it does not take): the caller gets the reason, nothing rests.
 	if unfit := w.tooLarge + w.unsup.n; unfit > 0 && unfit == len(w.order)-w.countDisabled() {

@@ -205,6 +205,10 @@ type Route struct {
 	// SilentLosses counts the hedge races the route lost having sent
 	// nothing: failures, each a strike toward a timeout rest.
 	SilentLosses uint64 `json:"silent_losses"`
+	// SchemaFailures counts the answers that broke what their request
+	// asked (outcome invalid: not JSON, or against its response_format
+	// schema or a tool's parameters), each repaired or handed on.
+	SchemaFailures uint64 `json:"schema_failures"`
 	// LastError is the class of the route's last failed attempt, and when.
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
@@ -352,7 +356,7 @@ func (s *Source) figures(r *Route) {
 		return
 	}
 	r.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
-	r.Attempts, r.OK, r.SilentLosses = st.Attempts, st.OK, st.SilentLosses
+	r.Attempts, r.OK, r.SilentLosses, r.SchemaFailures = st.Attempts, st.OK, st.SilentLosses, st.SchemaFailures
 	r.PoliteRetries, r.PoliteRetriesAnswered = st.PoliteRetries, st.PoliteRetriesAnswered
 	for i, n := range st.Rescues {
 		if n > 0 {

@@ -18,11 +18,12 @@ const logUsage = `Usage:
   tollfree log stats [-config FILE] [-file LOG] [-tz ZONE] [-json]
 
 stats reads the call log and prints, per route and day: calls, ok, failover
-rate, latency p50/p95 of ok calls, tokens, requests and tokens used against
-the route's daily limits, cached answers and the outcome mix; then, for the
-routes and days that have any, and in total: the broken streams each route
-rescued, by method (prefix, instruct, afresh), and the polite retries of a
-blip made on it, with how many answered.
+rate, schema failures (answers that broke their request's schema), latency
+p50/p95 of ok calls, tokens, requests and tokens used against the route's
+daily limits, cached answers and the outcome mix; then, for the routes and
+days that have any, and in total: the broken streams each route rescued, by
+method (prefix, instruct, afresh), and the polite retries of a blip made on
+it, with how many answered.
 `
 
 // logCmd runs the call-log tools (issue 6, part 5).

@@ -7,15 +7,19 @@
 // The words, for one route's attempts:
 //
 //   - An attempt hands its request on (HandsOn) when it failed and the
-//     request went to the next route: every class but ok, cancelled,
+//     request went to the next route (or, for an invalid answer, to a
+//     repair on the same route): every class but ok, cancelled,
 //     silent_loser (another route had already answered), bad_request and
 //     refused (those answer the caller with the provider's reason).
 //   - A failover rate is the attempts that handed their request on over the
 //     attempts that were not cancelled (a lost hedge or a caller gone says
 //     nothing either way).
 //   - A success rate is the ok attempts over the judged ones (Judged): ok,
-//     a failure the route caused (a class that rests), or a silent loser (a
-//     route that hangs and always loses a race must not look healthy).
+//     a failure the route caused (a class that rests), a silent loser (a
+//     route that hangs and always loses a race must not look healthy), or
+//     an invalid answer (one that broke the request's schema: it rests
+//     nothing, but a route that keeps breaking schemas must not look
+//     healthy either; issue 15).
 //   - Latency percentiles are nearest-rank (Rank), of ok attempts only:
 //     exact over a bounded sample (Percentile), or within 1% over any number
 //     of them (Histogram).
@@ -52,7 +56,7 @@ func HandsOn(c failure.Class) bool {
 // Judged reports whether an attempt of class c counts toward a route's
 // success rate.
 func Judged(c failure.Class) bool {
-	return c == failure.OK || c == failure.SilentLoser || c.Rests()
+	return c == failure.OK || c == failure.SilentLoser || c == failure.Invalid || c.Rests()
 }
 
 // Rescued reports whether an attempt of class c, of a streamed request

@@ -29,6 +29,7 @@ func TestClassSets(t *testing.T) {
 		{failure.Timeout, true, true},
 		{failure.Cancelled, false, false},
 		{failure.SilentLoser, false, true},
+		{failure.Invalid, true, true},
 	}
 	if len(tests) != int(failure.NumClasses) {
 		t.Fatalf("%d classes listed, want all %d", len(tests), failure.NumClasses)

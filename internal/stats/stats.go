@@ -9,8 +9,9 @@
 //   - A route's success rate is its answers over its judged attempts: those
 //     that ended ok or with a failure the route caused (a class that rests:
 //     empty, rate_minute, rate_day, auth, gone, bad_config, overloaded,
-//     timeout), or as a silent loser (a hedge race lost having sent
-//     nothing: a route that hangs and always loses must not look healthy).
+//     timeout), as a silent loser (a hedge race lost having sent
+//     nothing: a route that hangs and always loses must not look healthy),
+//     or invalid (an answer that broke its request's schema; issue 15).
 //     A cancelled attempt, a bad request, a refusal, a parameter the route
 //     does not take (unsupported) and a prompt too large for the route say
 //     nothing about its health and are left out.
@@ -89,6 +90,7 @@ type routeStats struct {
 	attempts  uint64 // every attempt, cancelled included
 	ok        uint64
 	silent    uint64        // silent losers
+	invalid   uint64        // answers that broke their request's schema
 	lastClass failure.Class // of the last failure (not ok, not cancelled)
 	lastAt    time.Time
 	lastOK    time.Time
@@ -174,8 +176,11 @@ func (rs *routeStats) record(a *route.Attempt) {
 		rs.lastOK = a.Start.Add(a.Latency)
 	case failure.Cancelled:
 	default:
-		if a.Class == failure.SilentLoser {
+		switch a.Class {
+		case failure.SilentLoser:
 			rs.silent++
+		case failure.Invalid:
+			rs.invalid++
 		}
 		rs.lastClass, rs.lastAt = a.Class, a.Start.Add(a.Latency)
 	}
@@ -270,6 +275,10 @@ type Route struct {
 	// SilentLosses counts since the start the hedge races the route lost
 	// having sent nothing (failure.SilentLoser).
 	SilentLosses uint64
+	// SchemaFailures counts since the start the answers that broke what
+	// their request asked (failure.Invalid: not JSON, or against its
+	// response_format schema or a tool's parameters; issue 15).
+	SchemaFailures uint64
 	// Recent is how many attempts the rates are over (at most Window).
 	Recent int
 	// SuccessRate and FailoverRate are fractions in [0, 1]; HasRates is
@@ -324,7 +333,7 @@ func (s *Stats) Route(id string) (Route, bool) {
 	rs.mu.Lock()
 	n := int(min(rs.n, Window))
 	copy(buf[:], rs.ring[:])
-	out := Route{Attempts: rs.attempts, OK: rs.ok, SilentLosses: rs.silent, LastError: rs.lastClass, LastErrorAt: rs.lastAt, LastOK: rs.lastOK, Recent: n,
+	out := Route{Attempts: rs.attempts, OK: rs.ok, SilentLosses: rs.silent, SchemaFailures: rs.invalid, LastError: rs.lastClass, LastErrorAt: rs.lastAt, LastOK: rs.lastOK, Recent: n,
 		PoliteRetries: rs.retries, PoliteRetriesAnswered: rs.retriesOK, Rescues: rs.rescues}
 	rs.mu.Unlock()
 	var ms [Window]uint32

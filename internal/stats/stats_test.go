@@ -181,3 +181,27 @@ func TestRescuesAndPoliteRetries(t *testing.T) {
 		t.Errorf("chain: %d rescued, %d answered, %d failovers; want 3, 5, 4", c.Rescued, c.Answered, c.Failovers)
 	}
 }
+
+// TestSchemaFailures: an answer that broke its request's schema (issue 15)
+// is counted per route, judged against the route's success rate like a
+// failure it caused, and is the route's last error.
+func TestSchemaFailures(t *testing.T) {
+	s := New(testPlan())
+	at := func(id string, c failure.Class, start time.Duration, repair int) {
+		s.RecordAttempt(&route.Attempt{RequestID: id, Chain: "c", Route: "p/a", Class: c, Start: t0.Add(start), Latency: 100 * time.Millisecond, Repair: repair})
+	}
+	at("r1", failure.OK, 0, 0)
+	at("r2", failure.Invalid, time.Second, 0)
+	at("r2", failure.OK, 2*time.Second, 1) // repaired on the same route
+	at("r3", failure.Invalid, 3*time.Second, 0)
+	a, _ := s.Route("p/a")
+	if a.SchemaFailures != 2 || a.Attempts != 4 || a.OK != 2 {
+		t.Errorf("route a: %d schema failures, %d attempts, %d ok; want 2, 4, 2", a.SchemaFailures, a.Attempts, a.OK)
+	}
+	if a.SuccessRate != 0.5 || a.FailoverRate != 0.5 {
+		t.Errorf("route a: success %v, failover %v; want 0.5 and 0.5", a.SuccessRate, a.FailoverRate)
+	}
+	if a.LastError != failure.Invalid {
+		t.Errorf("route a last error %v, want invalid", a.LastError)
+	}
+}

@@ -27,8 +27,10 @@
 //   - MaxTokens, Temperature, TopP, Stop and Seed map to generationConfig's
 //     maxOutputTokens, temperature, topP, stopSequences and seed.
 //     response_format json_object sets responseMimeType application/json;
-//     json_schema also passes the schema verbatim as responseJsonSchema
-//     (JSON Schema, not the OpenAPI subset of responseSchema).
+//     json_schema also sends the schema as responseJsonSchema (JSON
+//     Schema, not the OpenAPI subset of responseSchema), converted to the
+//     keywords Gemini takes (schema.go: const becomes a one-value enum,
+//     what it cannot enforce is dropped; SchemaGaps names it).
 //   - ReasoningEffort low/medium/high/none becomes a thinkingConfig for the
 //     model's family unless the route's Extra sets one: gemini-2.5
 //     thinkingBudget 1024/8192/24576/0, gemini-3.x thinkingLevel

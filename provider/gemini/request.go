@@ -182,8 +182,9 @@ func buildContents(msgs []llm.Message) (*wireContent, []wireContent) {
 	return &wireContent{Parts: []wirePart{{Text: text}}}, contents
 }
 
-// responseFormat sets responseMimeType (and responseJsonSchema) for an
-// OpenAI response_format. Anything else, including "text", sets nothing.
+// responseFormat sets responseMimeType (and responseJsonSchema, converted
+// to the part of JSON Schema Gemini takes: see jsonSchema) for an OpenAI
+// response_format. Anything else, including "text", sets nothing.
 func responseFormat(gc map[string]json.RawMessage, raw json.RawMessage) {
 	if len(raw) == 0 {
 		return
@@ -203,7 +204,7 @@ func responseFormat(gc map[string]json.RawMessage, raw json.RawMessage) {
 	case "json_schema":
 		setJSON(gc, "responseMimeType", "application/json")
 		if s := rf.JSONSchema.Schema; len(s) > 0 && !isNull(s) {
-			gc["responseJsonSchema"] = s
+			gc["responseJsonSchema"], _ = jsonSchema(s)
 		}
 	}
 }
