@@ -89,6 +89,18 @@ type Model struct {
 	// one gets the flavor's 400 naming it (see unsupportedFailure), before
 	// any script or limit, and does not count against the limits.
 	Unsupported []string
+	// RefusePrefill makes the model refuse a conversation that ends with
+	// an assistant message (a Gemini model turn), a prefix continuation,
+	// with its flavor's 400 (prefillFailure), before any script or limit,
+	// and without counting against the limits. A Mistral model refuses one
+	// without "prefix": true whatever this says, as Mistral does; Groq and
+	// Cerebras refuse any message carrying a "prefix" field, as they refuse
+	// every message field they do not know.
+	RefusePrefill bool
+	// Continue is how the model answers a continuation, a prefill or an
+	// instruct continuation (continue.go): exactly (the default), with an
+	// overlap, or started over.
+	Continue Continuation
 }
 
 // Record is one call received, without any of its text.
@@ -260,7 +272,9 @@ func (e *Emulator) Calls(providerName, modelID string) int {
 // Records returns a copy of every call's record, in arrival order. Calls
 // stopped before the route's behaviour ran carry Behaviour "auth" (bad key),
 // "invalid" (the request did not parse or validate), "unsupported" (it
-// carried a field of Model.Unsupported) or "unknown_model";
+// carried a field of Model.Unsupported, or a message field the flavor does
+// not take), "prefill_refused" (it ended with an assistant message the
+// model refuses: Model.RefusePrefill) or "unknown_model";
 // calls answered by the emulator's limits carry "limit_" plus the Kind they
 // got (limit_rate_minute, limit_rate_day, limit_too_large).
 func (e *Emulator) Records() []Record {
