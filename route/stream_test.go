@@ -76,7 +76,7 @@ func (r *records) RecordAttempt(a *Attempt) {
 func TestStreamContinuedUsage(t *testing.T) {
 	prov := &config.Provider{Name: "p"}
 	a := &config.Route{ID: "p/a", Provider: prov, Model: "a"}
-	b := &config.Route{ID: "p/b", Provider: prov, Model: "b", CanContinue: true}
+	b := &config.Route{ID: "p/b", Provider: prov, Model: "b", Continuation: config.ContinuePrefix}
 	ch := &config.Chain{Name: "c", Routes: []*config.Route{a, b}, AttemptTimeout: 10 * time.Second, Deadline: 30 * time.Second, MaxInFlight: 1, Interactive: true}
 	plan := &config.Plan{Chains: map[string]*config.Chain{"c": ch}, Routes: map[string]*config.Route{"p/a": a, "p/b": b}}
 	cut := &failure.UpstreamError{Status: 200, Err: failure.ErrStreamCut}
