@@ -99,14 +99,17 @@ func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
 	return llm.Chunk{}, false
 }
 
-// methods lists the methods rt may still try on this answer, best first.
+// methods lists the methods rt may still try on this answer, best first:
+// none once tool calls went out.
 func (s *RoutedStream) methods(rt *config.Route) []method {
 	var ms []method
 	tried := s.tried[rt]
 	switch {
 	case !s.answered:
 		ms = append(ms, methodFresh)
-	case rt.Continuation == config.ContinueOff:
+	case rt.Continuation == config.ContinueOff, s.tools:
+		// A route that never continues; tool calls already sent, which no
+		// text continuation can finish.
 	case rt.Continuation == config.ContinuePrefix && !s.w.rests.Knows(rest.TraitKey(rest.NoPrefix, rt.ID), s.w.r.clock.Now()):
 		ms = append(ms, methodPrefix, methodInstruct)
 	default:

@@ -105,8 +105,11 @@ type RoutedStream struct {
 	// answered is set by the first content that is not only whitespace,
 	// or tool call, of any part: an answer without one is empty.
 	answered bool
-	part     partUsage   // the current part
-	done     []partUsage // the parts before it
+	// tools is set by a tool call of any part: an answer whose tool calls
+	// went out cannot be continued as text.
+	tools bool
+	part  partUsage   // the current part
+	done  []partUsage // the parts before it
 
 	last atomic.Int64 // when the stream last spoke, unix nanoseconds
 
@@ -328,6 +331,7 @@ func (s *RoutedStream) track(c llm.Chunk) llm.Chunk {
 	if !s.answered && (len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != "") {
 		s.answered = true
 	}
+	s.tools = s.tools || len(c.ToolCalls) > 0
 	if !s.answered {
 		c.FinishReason = ""
 	}
