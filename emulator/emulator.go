@@ -9,8 +9,11 @@
 // behaviours (SetMix) for chaos runs. Independently of the gateway, the
 // emulator enforces the free-tier limits it was given in its own windows and
 // answers the flavor's real 429 when a call would pass one, so a test can
-// show that a gateway causes no 429 at all. Every call is recorded (Records)
-// without its text. Waits (latency, chunk delays, hangs) run on the injected
+// show that a gateway causes no 429 at all. A model may refuse a prefill in
+// its flavor's words, and answers a request to continue a partial answer
+// exactly, with an overlap, or started over (continue.go), for a gateway
+// that continues broken streams. Every call is recorded (Records) without
+// its text. Waits (latency, chunk delays, hangs) run on the injected
 // clock and end when the request's context ends.
 package emulator
 
