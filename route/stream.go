@@ -268,6 +268,7 @@ func (s *RoutedStream) broke(err error) error {
 		s.end(false)
 		return s.w.parent.Err()
 	}
+	s.o.cancel(context.Canceled) // the part is over; end releases the last one
 	if !restarted || s.broken == nil {
 		s.broken = &BrokenError{Route: s.o.route.ID, Class: v.Class, Message: v.Message, Deadline: s.pastDeadline()}
 	}
