@@ -13,8 +13,11 @@ import (
 // of a continuation is therefore held back until it can be judged against
 // the text already sent: a repeated tail is trimmed, a reproduced start is
 // dropped, and a restart that cannot be trimmed into one coherent answer is
-// abandoned, so that the caller never sees repeated or restarted text. This
-// file is the text logic alone, with no I/O: stream.go feeds it.
+// abandoned, so that the caller never sees repeated or restarted text. A
+// restart is told by its text: one that opens as the answer opened, or
+// repeats a piece of it; one worded differently from its very first word
+// reads as a continuation. This file is the text logic alone, with no
+// I/O: stream.go feeds it.
 
 // The joiner's bounds and thresholds.
 const (
