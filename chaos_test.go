@@ -66,16 +66,15 @@ var chaosAnswer = func() string {
 // chaosFallback is the chains' fallback message.
 const chaosFallback = "The assistant is resting. Please try again in a minute."
 
-// chaosRoutes are the emulated routes the chains use; the ones marked
-// continue can continue a stream another route broke off.
-var chaosRoutes = []struct {
-	id   string
-	cont bool
-}{
-	{"groq/llama-3.3-70b-versatile", false}, {"groq/llama-3.1-8b-instant", true},
-	{"gemini/gemini-2.5-flash", false}, {"gemini/gemini-2.5-flash-lite", true}, {"gemini/gemma-3-27b-it", false},
-	{"cerebras/gpt-oss-120b", false}, {"cerebras/llama3.1-8b", true},
-	{"openrouter/openai/gpt-oss-120b:free", false},
+// chaosRoutes are the emulated routes the chains use. Each continues a
+// stream another route broke off as its preset says, by default (issue
+// 13): by prefix on Groq, Gemini Flash and OpenRouter, by instruct on
+// Gemma and Cerebras.
+var chaosRoutes = []struct{ id string }{
+	{"groq/llama-3.3-70b-versatile"}, {"groq/llama-3.1-8b-instant"},
+	{"gemini/gemini-2.5-flash"}, {"gemini/gemini-2.5-flash-lite"}, {"gemini/gemma-3-27b-it"},
+	{"cerebras/gpt-oss-120b"}, {"cerebras/llama3.1-8b"},
+	{"openrouter/openai/gpt-oss-120b:free"},
 }
 
 // chaosConfig is the providers (limits off: the faults, not the budgets,
@@ -86,7 +85,7 @@ func chaosConfig() (providers, chains string) {
 	models := map[string][]string{}
 	for _, r := range chaosRoutes {
 		p, m, _ := strings.Cut(r.id, "/")
-		models[p] = append(models[p], fmt.Sprintf("      %q: {rpm: 0, rpd: 0, tpm: 0, tpd: 0, plentiful: true, timeout: 8s, can_continue: %v}", m, r.cont))
+		models[p] = append(models[p], fmt.Sprintf("      %q: {rpm: 0, rpd: 0, tpm: 0, tpd: 0, plentiful: true, timeout: 8s}", m))
 	}
 	var b strings.Builder
 	b.WriteString("providers:\n")

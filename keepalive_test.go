@@ -308,7 +308,7 @@ func TestStreamFailsAfterKeepAlive(t *testing.T) {
 func TestStreamKeepAliveWhileContinuing(t *testing.T) {
 	checkLeaks(t)
 	const answer = "Tollfree keeps an AI feature answering on the free tiers of many providers."
-	h := harnessOf(t, startStackWith(t, stackOptions{providers: emutest.ContinuingProviders, config: "server: {stream_keepalive: 3s}\n" + ttftChains}))
+	h := harnessOf(t, startStackWith(t, stackOptions{providers: emutest.Providers, config: "server: {stream_keepalive: 3s}\n" + ttftChains}))
 	emutest.SameAnswer(h.emu, answer, "groq/llama-3.3-70b-versatile", "groq/llama-3.1-8b-instant")
 	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.StreamCut, After: 3})
 	h.emu.Script("groq", "llama-3.1-8b-instant", emulator.Step{Kind: emulator.Answer, Delay: 8 * time.Second})

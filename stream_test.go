@@ -27,7 +27,8 @@ chains:
     attempt_timeout: 8s
     deadline: 25s
   nocont:
-    routes: [groq/llama-3.3-70b-versatile, cerebras/gpt-oss-120b]
+    # one route: none to continue a broken stream
+    routes: [groq/llama-3.3-70b-versatile]
     attempt_timeout: 8s
     deadline: 25s
     idle_timeout: 5s

@@ -10,18 +10,19 @@ import (
 
 // modelSpec is a model resolved from its preset entry and its config.
 type modelSpec struct {
-	limits      Limits
-	reset       string
-	timeout     time.Duration
-	maxContext  int
-	maxOutput   int
-	extra       map[string]json.RawMessage
-	plentiful   bool
-	scarce      bool
-	reasoning   bool
-	canContinue bool
-	canonical   string
-	schema      string // "enforce", "json", "none"; "" for none
+	limits       Limits
+	reset        string
+	timeout      time.Duration
+	maxContext   int
+	maxOutput    int
+	extra        map[string]json.RawMessage
+	plentiful    bool
+	scarce       bool
+	reasoning    bool
+	prefix       bool   // the preset says the model honours a prefix continuation
+	continuation string // the config's method, "" for auto
+	canonical    string
+	schema       string // "enforce", "json", "none"; "" for none
 }
 
 // modelSpec merges a model's preset entry with its config; known is false
@@ -34,9 +35,10 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 		if pm, ok := st.preset.model(id); ok {
 			known = true
 			spec.limits, spec.maxContext, spec.maxOutput = pm.Limits, pm.MaxContext, pm.MaxOutput
-			spec.reasoning, spec.canContinue, spec.canonical = pm.Reasoning, pm.CanContinue, pm.Canonical
+			spec.reasoning, spec.prefix, spec.canonical = pm.Reasoning, pm.Prefix, pm.Canonical
 		}
 		spec.schema = st.preset.schemaOf(id)
+		spec.prefix = spec.prefix || st.preset.Prefix
 	}
 	var scarceSet bool
 	if m, ok := st.cfg.Models[id]; ok {
@@ -51,7 +53,7 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			override(&spec.plentiful, m.Plentiful)
 			override(&spec.scarce, m.Scarce)
 			override(&spec.reasoning, m.Reasoning)
-			override(&spec.canContinue, m.CanContinue)
+			spec.continuation = m.Continuation
 			if m.Timeout != nil {
 				spec.timeout = time.Duration(*m.Timeout)
 			}
@@ -84,6 +86,24 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 		spec.scarce = rpd > 0 && rpd <= 50
 	}
 	return spec, known
+}
+
+// method resolves the model's continuation method: the config's, or for
+// auto (and unset) prefix where the preset says the model honours one, else
+// instruct, which any chat model can follow.
+func (spec modelSpec) method() Continuation {
+	switch spec.continuation {
+	case "prefix":
+		return ContinuePrefix
+	case "instruct":
+		return ContinueInstruct
+	case "off":
+		return ContinueOff
+	}
+	if spec.prefix {
+		return ContinuePrefix
+	}
+	return ContinueInstruct
 }
 
 func override[T any](dst *T, src *T) {
@@ -279,20 +299,20 @@ func (l *loader) compileRoute(p *Plan, id string) *Route {
 	prov := p.Providers[provName]
 	spec, _ := l.modelSpec(st, model)
 	r := &Route{
-		ID:          id,
-		Provider:    prov,
-		Model:       model,
-		Canonical:   spec.canonical,
-		Limits:      spec.limits,
-		Reset:       prov.Reset,
-		Timeout:     spec.timeout,
-		MaxContext:  spec.maxContext,
-		MaxOutput:   spec.maxOutput,
-		Extra:       spec.extra,
-		Plentiful:   spec.plentiful,
-		Scarce:      spec.scarce,
-		Reasoning:   spec.reasoning,
-		CanContinue: spec.canContinue,
+		ID:           id,
+		Provider:     prov,
+		Model:        model,
+		Canonical:    spec.canonical,
+		Limits:       spec.limits,
+		Reset:        prov.Reset,
+		Timeout:      spec.timeout,
+		MaxContext:   spec.maxContext,
+		MaxOutput:    spec.maxOutput,
+		Extra:        spec.extra,
+		Plentiful:    spec.plentiful,
+		Scarce:       spec.scarce,
+		Reasoning:    spec.reasoning,
+		Continuation: spec.method(),
 	}
 	r.Schema, _ = parseSchemaSupport(spec.schema) // validated; "" is none
 	if spec.reset != "" {

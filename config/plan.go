@@ -276,8 +276,9 @@ type Route struct {
 	// Reasoning marks a model that thinks before answering: a longer
 	// first-token timeout applies.
 	Reasoning bool
-	// CanContinue marks a route that continues a partial assistant message.
-	CanContinue bool
+	// Continuation is how the route continues a stream another route broke
+	// off (route.RoutedStream). The zero value is ContinueInstruct.
+	Continuation Continuation
 	// Schema says what the route can do for a typed answer: enforce a
 	// JSON schema, JSON mode only, or neither (the zero value; see
 	// SchemaSupport).
@@ -285,6 +286,38 @@ type Route struct {
 	// Disabled routes are listed but never called; DisabledReason says why.
 	Disabled       bool
 	DisabledReason string
+}
+
+// Continuation is how a route continues a partial answer: the methods of
+// DESIGN.md's "by the best method that route supports".
+type Continuation uint8
+
+// The continuation methods.
+const (
+	// ContinueInstruct hands the partial answer back as an assistant
+	// message followed by a user message asking to continue it exactly
+	// where it stops. Any chat model can follow it.
+	ContinueInstruct Continuation = iota
+	// ContinuePrefix sends the partial answer as the start of the model's
+	// own reply, which it continues: a true prefix continuation, for a
+	// provider that honours one (Mistral's "prefix": true, an assistant
+	// prefill, Gemini's final model turn). A route that refuses it is
+	// learned as one that does not (route.RoutedStream), and is asked by
+	// ContinueInstruct instead.
+	ContinuePrefix
+	// ContinueOff: the route never continues a stream.
+	ContinueOff
+)
+
+// String returns the method's config name: instruct, prefix or off.
+func (c Continuation) String() string {
+	switch c {
+	case ContinuePrefix:
+		return "prefix"
+	case ContinueOff:
+		return "off"
+	}
+	return "instruct"
 }
 
 // FallbackKind is what answers when every route of a chain failed.

@@ -42,6 +42,12 @@ type Preset struct {
 	// a model says otherwise: "enforce", "json" or "none" ("" is none).
 	// See SchemaSupport; the sources are in schemaSources.
 	Schema string
+	// Prefix says that the provider honours a true prefix continuation for
+	// every model: the partial answer sent as the start of the model's own
+	// reply is continued, not answered (see ContinuePrefix). A route whose
+	// preset (or model) does not say so continues by instruct. Each preset
+	// that sets it cites where the provider says so.
+	Prefix bool
 	Models []PresetModel
 	// Source says where the limits and facts come from, with dates.
 	Source string
@@ -55,8 +61,9 @@ type PresetModel struct {
 	MaxContext int
 	MaxOutput  int
 	Reasoning  bool
-	// CanContinue: the provider continues a partial assistant message.
-	CanContinue bool
+	// Prefix: this model honours a prefix continuation, where its preset
+	// does not say so of every model (Gemini's, model by model).
+	Prefix bool
 	// Canonical names the model across providers; "" takes the default.
 	Canonical string
 	// Schema overrides the preset's Schema for this model.
@@ -155,6 +162,13 @@ func presetCatalog() map[string]Preset {
 			Reset:  "rolling",
 			Source: srcGroq,
 			Schema: schemaJSONWord,
+			// "Assistant Message Prefilling": a trailing assistant message
+			// is the start of the answer, for "any text-to-text model"
+			// (https://console.groq.com/docs/prompting). Groq refuses
+			// message fields it does not know ("property 'timestamp' is
+			// unsupported", github.com/ServiceStack/llms/issues/17), so the
+			// prefill is a plain assistant message, without Mistral's flag.
+			Prefix: true,
 			Models: []PresetModel{
 				{ID: "llama-3.1-8b-instant", Limits: Limits{RPM: 30, RPD: 14400, TPM: 6000, TPD: 500000}, MaxContext: 131072, Canonical: "llama-3.1-8b", Source: srcGroq + "; " + srcCtxCard},
 				{ID: "llama-3.3-70b-versatile", Limits: Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000}, MaxContext: 131072, Canonical: "llama-3.3-70b", Source: srcGroq + "; " + srcCtxCard},
@@ -179,12 +193,22 @@ func presetCatalog() map[string]Preset {
 			Source: srcGemini + "; reset: ai.google.dev/gemini-api/docs/rate-limits; limits are per project",
 			Schema: schemaEnforceWord,
 			Models: []PresetModel{
-				{ID: "gemini-3.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
-				{ID: "gemini-3-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
-				{ID: "gemini-3.1-flash-lite", Limits: Limits{RPM: 15, RPD: 500, TPM: 250000}, MaxContext: 1048576, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
-				{ID: "gemini-2.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Source: srcGemini + "; " + srcGeminiCtx},
+				// A final "model" turn is continued as the start of the reply
+				// by the 2.x to 3.5 Flash models (verified for 2.5 and 3.5
+				// Flash, github.com/LibreChat-AI/agents/pull/323; gemini-2.,
+				// gemini-3-, gemini-3.1- in github.com/pipecat-ai/pipecat/pull/5821).
+				// From Gemini 3.6 Flash and 3.5 Flash-Lite on, "Prefilling
+				// model turns is no longer supported" (400 "Requests ending
+				// with a model turn are not supported.",
+				// https://ai.google.dev/gemini-api/docs/latest-model as quoted
+				// in github.com/cline/cline/issues/12521): newer models are
+				// left to instruct. Gemma through this API: not confirmed.
+				{ID: "gemini-3.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-3-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-3.1-flash-lite", Limits: Limits{RPM: 15, RPD: 500, TPM: 250000}, MaxContext: 1048576, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-2.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx},
 				// Flash-Lite thinks only when given a budget (512..24576).
-				{ID: "gemini-2.5-flash-lite", Limits: Limits{RPM: 10, RPD: 20, TPM: 250000}, MaxContext: 1048576, Source: srcGemini + "; " + srcGeminiCtx},
+				{ID: "gemini-2.5-flash-lite", Limits: Limits{RPM: 10, RPD: 20, TPM: 250000}, MaxContext: 1048576, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx},
 				{ID: "gemma-3-27b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
 				{ID: "gemma-3-12b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
 				{ID: "gemma-3-4b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
@@ -200,6 +224,7 @@ func presetCatalog() map[string]Preset {
 			Reset:  "rolling",
 			Source: srcCerebras,
 			Schema: schemaEnforceWord,
+			// Prefill: not documented (inference-docs.cerebras.ai); instruct.
 			Models: []PresetModel{
 				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
 				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
@@ -221,6 +246,12 @@ func presetCatalog() map[string]Preset {
 			Reset:          "midnight UTC",
 			AnyModelSuffix: ":free",
 			Source:         "openrouter.ai/docs/guides/routing/model-variants/free.md [2026]; account-wide over :free models",
+			// "Assistant Prefill: OpenRouter supports asking models to
+			// complete a partial response ... include a message with role:
+			// "assistant" at the end of your messages array"
+			// (https://openrouter.ai/docs/api-reference/overview). A model
+			// behind it that refuses is learned as such.
+			Prefix: true,
 			Models: []PresetModel{
 				{ID: "qwen/qwen3-coder:free", Canonical: "qwen3-coder", Source: "429 body in PROVIDERS.md [2026]: capped at 8 RPM when busy"},
 			},
@@ -233,6 +264,10 @@ func presetCatalog() map[string]Preset {
 			Limits: Limits{RPM: 40},
 			Reset:  "rolling",
 			Source: "cheahjs [2026-07-18]: 40 RPM account-wide, no daily cap",
+			// NIM serves vLLM, which continues a final assistant message
+			// only when asked (continue_final_message), undocumented for the
+			// hosted API (https://docs.nvidia.com/nim/large-language-models/latest/system-example.html
+			// lists assistant messages as previous replies): instruct.
 			Models: []PresetModel{
 				{ID: "nvidia/nemotron-3-nano-30b-a3b", Reasoning: true, Source: "PROVIDERS.md (github.com/NVIDIA-NeMo/Guardrails/pull/2316); thinks with chat_template_kwargs.enable_thinking"},
 				{ID: "meta/llama-3.3-70b-instruct", Canonical: "llama-3.3-70b", MaxContext: 131072, Source: srcUnverified + "; " + srcCtxCard},
@@ -245,16 +280,22 @@ func presetCatalog() map[string]Preset {
 			// Experiment plan: "1 request per second, 500,000 tokens per
 			// minute, 1 billion tokens per month", organization-wide
 			// (help.mistral.ai/en/articles/225174); the month is not modelled.
-			// Mistral continues an assistant message sent with prefix: true.
 			Limits: Limits{RPM: 60, TPM: 500000},
 			Reset:  "rolling",
 			Source: "help.mistral.ai/en/articles/225174 [2026]; cheahjs [2026-07-18] says per model",
 			Schema: schemaEnforceWord,
+			// An assistant message with "prefix": true "force[s] the model to
+			// start its answer by the content of the message"
+			// (github.com/mistralai/client-python docs/models/assistantmessage.md);
+			// without the flag a trailing assistant message is a 400 "Expected
+			// last role User or Tool (or Assistant with prefix True) for
+			// serving but got assistant" (github.com/QuantumNous/new-api/issues/2858).
+			Prefix: true,
 			Models: []PresetModel{
-				{ID: "mistral-small-latest", CanContinue: true, Canonical: "mistral-small", Source: srcUnverified},
-				{ID: "mistral-medium-latest", CanContinue: true, Canonical: "mistral-medium", Source: srcUnverified},
-				{ID: "mistral-large-latest", CanContinue: true, Canonical: "mistral-large", Source: srcUnverified},
-				{ID: "open-mistral-nemo", CanContinue: true, Canonical: "mistral-nemo", Source: srcUnverified},
+				{ID: "mistral-small-latest", Canonical: "mistral-small", Source: srcUnverified},
+				{ID: "mistral-medium-latest", Canonical: "mistral-medium", Source: srcUnverified},
+				{ID: "mistral-large-latest", Canonical: "mistral-large", Source: srcUnverified},
+				{ID: "open-mistral-nemo", Canonical: "mistral-nemo", Source: srcUnverified},
 			},
 		},
 		{
@@ -264,6 +305,7 @@ func presetCatalog() map[string]Preset {
 			// hour (429 bodies quote waits like 5631 s): rolling.
 			Reset:  "rolling",
 			Source: srcGitHub,
+			// Prefill: not documented for GitHub Models; instruct.
 			Models: []PresetModel{
 				{ID: "openai/gpt-4o-mini", Schema: schemaEnforceWord, Limits: Limits{RPM: 15, RPD: 150}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; Low tier"},
 				{ID: "openai/gpt-4o", Schema: schemaEnforceWord, Limits: Limits{RPM: 10, RPD: 50}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; High tier (413 body names gpt-4o's 8000)"},
@@ -279,6 +321,7 @@ func presetCatalog() map[string]Preset {
 			// [2026]); neurons are not requests or tokens, so not modelled.
 			Reset:  "midnight UTC",
 			Source: "developers.cloudflare.com/workers-ai (pricing.mdx, open-ai-compatibility) [2026]",
+			// Prefill: not documented for Workers AI; instruct.
 			Models: []PresetModel{
 				{ID: "@cf/meta/llama-3.1-8b-instruct", Canonical: "llama-3.1-8b", Source: "developers.cloudflare.com/workers-ai/get-started/rest-api [2026]"},
 			},
@@ -292,7 +335,11 @@ func presetCatalog() map[string]Preset {
 			Timeout:  2 * time.Minute,
 			AnyModel: true,
 			Schema:   schemaEnforceWord,
-			Source:   "github.com/ollama/ollama openai/openai.go (PROVIDERS.md)",
+			// A trailing assistant message is continued: "this can be done
+			// today" with one (a maintainer, github.com/ollama/ollama/issues/6778);
+			// /v1 translates to the same chat request.
+			Prefix: true,
+			Source: "github.com/ollama/ollama openai/openai.go (PROVIDERS.md)",
 		},
 	}
 	m := make(map[string]Preset, len(list))

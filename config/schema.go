@@ -221,7 +221,17 @@ type ModelConfig struct {
 	Scarce    *bool `yaml:"scarce"`
 	// Reasoning marks a thinking model.
 	Reasoning *bool `yaml:"reasoning"`
-	// CanContinue marks a model that continues a partial assistant message.
+	// Continuation is how this route continues a stream that another route
+	// broke off after text had reached the caller (issue 13): auto (the
+	// default: prefix where the preset says the provider honours one, else
+	// instruct), prefix (the partial answer sent as the start of the
+	// model's own reply, which it continues; a route that refuses it is
+	// learned and asked by instruct instead), instruct (the partial answer
+	// handed back with a request to continue it: any chat model), or off
+	// (this route never continues a stream).
+	Continuation string `yaml:"continuation"`
+	// CanContinue is refused: continuation replaced it, and is on by
+	// default (see Continuation).
 	CanContinue *bool `yaml:"can_continue"`
 	// Schema says what the model can do for a typed answer (response_format
 	// json_schema or json_object): "enforce" a JSON schema (structured

@@ -92,7 +92,8 @@ func routeFlags(r *Route) string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{r.Scarce, "scarce"}, {r.Plentiful, "plentiful"}, {r.Reasoning, "reasoning"}, {r.CanContinue, "continues"}} {
+	}{{r.Scarce, "scarce"}, {r.Plentiful, "plentiful"}, {r.Reasoning, "reasoning"},
+		{r.Continuation == ContinuePrefix, "prefix"}, {r.Continuation == ContinueOff, "continuation=off"}} {
 		if x.on {
 			f = append(f, x.name)
 		}

@@ -218,6 +218,16 @@ func (l *loader) validateModel(path string, m *ModelConfig) {
 			l.envSafe(path+".schema", err)
 		}
 	}
+	switch m.Continuation {
+	case "", "auto", "prefix", "instruct", "off":
+	default:
+		l.probs.addf(path+".continuation", "%s is not auto, prefix, instruct or off", l.dec.quote(path+".continuation", m.Continuation))
+	}
+	if m.CanContinue != nil {
+		// Issue 13: continuation is on by default; the old opt-in would
+		// now say less than it seems to, so it is refused by name.
+		l.probs.addf(path+".can_continue", "replaced by continuation, which is on by default (auto: the provider's best method); remove can_continue, or write continuation: prefix (was true) or continuation: off (never continue on this model)")
+	}
 }
 
 // parseReset parses "rolling", "midnight" (UTC) or "midnight <zone>".

@@ -22,9 +22,20 @@ type call struct {
 	includeUsage bool
 	// prompt is the estimated prompt tokens: ceil(bytes of text / 4).
 	prompt int
-	// prefix is the assistant text to continue, when hasPrefix.
-	prefix    string
-	hasPrefix bool
+	// prefix is the assistant text to continue, when hasPrefix: the last
+	// message is the assistant's (a prefill); prefixFlag says it carried
+	// Mistral's "prefix": true.
+	prefix     string
+	hasPrefix  bool
+	prefixFlag bool
+	// partial is the assistant text before a last user message, when
+	// hasPartial: the shape of an instruct continuation (continue.go).
+	partial    string
+	hasPartial bool
+	// fieldAt is the first message that carries a "prefix" field, -1 for
+	// none; fieldRole is its role.
+	fieldAt   int
+	fieldRole string
 	maxTokens int
 	// compat marks a call to Gemini's OpenAI-compatible endpoint: Google's
 	// errors wrapped in a JSON array, usage on every chunk.
@@ -142,7 +153,8 @@ func (e *Emulator) admit(c *call) {
 }
 
 // setAnswer works out the text the step would answer: the step's or the
-// model's, continued after an assistant prefix, cut at max tokens.
+// model's, as a continuation when the call is one (continued), cut at max
+// tokens.
 func (c *call) setAnswer(s Step) {
 	c.finish = "stop"
 	text := s.Text
@@ -152,9 +164,7 @@ func (c *call) setAnswer(s Step) {
 	if text == "" && s.ToolCalls == "" {
 		text = defaultAnswer(c.prov.Name, c.modelID)
 	}
-	if c.hasPrefix && strings.HasPrefix(text, c.prefix) {
-		text = text[len(c.prefix):]
-	}
+	text = c.continued(text)
 	switch s.Kind {
 	case Empty:
 		text = ""

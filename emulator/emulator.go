@@ -9,11 +9,14 @@
 // behaviours (SetMix) for chaos runs. Independently of the gateway, the
 // emulator enforces the free-tier limits it was given in its own windows and
 // answers the flavor's real 429 when a call would pass one, so a test can
-// show that a gateway causes no 429 at all. Every call is recorded (Records)
-// without its text, with the response format it asked; a model answers or
-// refuses a response format as its flavor does (format.go). Waits
-// (latency, chunk delays, hangs) run on the injected clock and end when the
-// request's context ends.
+// show that a gateway causes no 429 at all. A model may refuse a prefill in
+// its flavor's words, and answers a request to continue a partial answer
+// exactly, with an overlap, or started over (continue.go), for a gateway
+// that continues broken streams. Every call is recorded (Records) without
+// its text, with the response format it asked; a model answers or refuses
+// a response format as its flavor does (format.go). Waits (latency, chunk
+// delays, hangs) run on the injected clock and end when the request's
+// context ends.
 package emulator
 
 import (
@@ -100,6 +103,18 @@ type Model struct {
 	// mode too; Gemini: responseMimeType application/json), as Gemma does
 	// on Gemini's API.
 	NoJSONMode bool
+	// RefusePrefill makes the model refuse a conversation that ends with
+	// an assistant message (a Gemini model turn), a prefix continuation,
+	// with its flavor's 400 (prefillFailure), before any script or limit,
+	// and without counting against the limits. A Mistral model refuses one
+	// without "prefix": true whatever this says, as Mistral does; Groq and
+	// Cerebras refuse any message carrying a "prefix" field, as they refuse
+	// every message field they do not know.
+	RefusePrefill bool
+	// Continue is how the model answers a continuation, a prefill or an
+	// instruct continuation (continue.go): exactly (the default), with an
+	// overlap, or started over.
+	Continue Continuation
 }
 
 // Record is one call received, without any of its text.
@@ -309,7 +324,9 @@ func (e *Emulator) Calls(providerName, modelID string) int {
 // Records returns a copy of every call's record, in arrival order. Calls
 // stopped before the route's behaviour ran carry Behaviour "auth" (bad key),
 // "invalid" (the request did not parse or validate), "unsupported" (it
-// carried a field of Model.Unsupported) or "unknown_model";
+// carried a field of Model.Unsupported, or a message field the flavor does
+// not take), "prefill_refused" (it ended with an assistant message the
+// model refuses: Model.RefusePrefill) or "unknown_model";
 // calls answered by the emulator's limits carry "limit_" plus the Kind they
 // got (limit_rate_minute, limit_rate_day, limit_too_large).
 func (e *Emulator) Records() []Record {

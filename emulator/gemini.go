@@ -206,7 +206,7 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 		e.serveOpenAI(w, r, p, "/"+rest)
 		return
 	}
-	c := &call{prov: p, gotKey: googleKey(r)}
+	c := &call{prov: p, gotKey: googleKey(r), fieldAt: -1}
 	if path == "/models" && r.Method == http.MethodGet {
 		if p.Key != "" && googleKey(r) != p.Key {
 			c.kind = Unauthorized
@@ -256,11 +256,15 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 	if req.SystemInstruction != nil {
 		n += len(req.SystemInstruction.text())
 	}
+	last := len(req.Contents) - 1
 	for i, ct := range req.Contents {
 		t := ct.text()
 		n += len(t)
-		if i == len(req.Contents)-1 && ct.Role == "model" {
+		switch {
+		case i == last && ct.Role == "model":
 			c.prefix, c.hasPrefix = t, true
+		case i == last-1 && ct.Role == "model" && req.Contents[last].Role != "model":
+			c.partial, c.hasPartial = t, t != ""
 		}
 	}
 	c.prompt = tokensOf(n)
@@ -290,6 +294,11 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 			}
 		}
 		problem = thinkingProblem(req, c.modelID)
+	}
+	if f, behaviour, ok := e.prefillProblem(c); ok && problem == "" {
+		e.record(c, behaviour, f.status)
+		e.writeFailure(w, f)
+		return
 	}
 	if problem != "" {
 		var f failure

@@ -23,7 +23,7 @@ type oaiRequest struct {
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
-		Prefix  bool            `json:"prefix"`
+		Prefix  *bool           `json:"prefix"`
 	} `json:"messages"`
 	Stream        bool `json:"stream"`
 	StreamOptions *struct {
@@ -69,7 +69,7 @@ func bearer(r *http.Request) string {
 }
 
 func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provider, path string) {
-	c := &call{prov: p, compat: p.Flavor == FlavorGemini, gotKey: bearer(r)}
+	c := &call{prov: p, compat: p.Flavor == FlavorGemini, gotKey: bearer(r), fieldAt: -1}
 	switch {
 	case path == "/models" && r.Method == http.MethodGet:
 		if p.Key != "" && bearer(r) != p.Key {
@@ -107,6 +107,7 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 	c.format = openAIFormat(top)
 	e.sawBody(p.Name, req.Model, body)
 	n, says := 0, false
+	last := len(req.Messages) - 1
 	for i, m := range req.Messages {
 		text, cerr := contentText(m.Content)
 		if cerr != nil && err == nil {
@@ -114,8 +115,14 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 		}
 		n += len(text)
 		says = says || saysJSON(text)
-		if i == len(req.Messages)-1 && m.Role == "assistant" {
-			c.prefix, c.hasPrefix = text, true
+		switch {
+		case i == last && m.Role == "assistant":
+			c.prefix, c.hasPrefix, c.prefixFlag = text, true, m.Prefix != nil && *m.Prefix
+		case i == last-1 && m.Role == "assistant" && req.Messages[last].Role == "user":
+			c.partial, c.hasPartial = text, text != ""
+		}
+		if m.Prefix != nil && c.fieldAt < 0 {
+			c.fieldAt, c.fieldRole = i, m.Role
 		}
 	}
 	c.prompt = tokensOf(n)
@@ -139,6 +146,11 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 	if name, ok := e.refusedField(p.Name, req.Model, sortedFields(top)); ok {
 		f := unsupportedFailure(c, name, top[name])
 		e.record(c, "unsupported", f.status)
+		e.writeFailure(w, f)
+		return
+	}
+	if f, behaviour, ok := e.prefillProblem(c); ok && err == nil {
+		e.record(c, behaviour, f.status)
 		e.writeFailure(w, f)
 		return
 	}

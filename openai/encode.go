@@ -36,9 +36,10 @@ func adapterOwned(key string) bool {
 // else the string; an assistant message with tool calls and no content has
 // "content": null. An assistant message with Prefix set gets "prefix": true:
 // Mistral's continuation flag, which makes the model continue that message
-// rather than answer it (used to resume a cut stream on another route);
-// other upstreams ignore the unknown field or, if strict, refuse it, so the
-// router only sets Prefix for routes that can continue.
+// rather than answer it (used to resume a cut stream on another route).
+// Other upstreams refuse the unknown field (Groq, Cerebras) or ignore it:
+// the adapter clears Prefix for them (provider/openaicompat), and a plain
+// trailing assistant message is their prefill.
 func AppendRequest(dst []byte, model string, req *llm.Request, extra map[string]json.RawMessage) []byte {
 	dst = append(dst, `{"model":`...)
 	dst = appendString(dst, model)

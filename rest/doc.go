@@ -26,6 +26,11 @@
 //   - Table is the rests in force as one request or one snapshot reads them
 //     (Load); Table.Of gives a route's Standing: its State (ready, resting,
 //     paused, exhausted, disabled), and the typed Rest behind it.
+//   - Learn records a trait of a route (TraitKey, NoPrefix: it refused a
+//     prefix continuation) in the same store, with a long expiry, so that
+//     every instance and a restart know it; Table.Knows reads it. A trait
+//     holds nothing back and is never shown as a rest: Of, Holding and
+//     Ends read only the route's and its provider's keys.
 //
 // A rest holds no key, prompt or answer text: a Key, a class, times, and
 // the redacted short reason of the failure (failure.Verdict.LogText).

@@ -10,14 +10,22 @@ import (
 // "provider/model" and never starts with it.
 const providerPrefix = "provider:"
 
+// traitPrefix starts the text of a learned trait's key:
+// "trait:<name>:<route ID>". A route ID never starts with it.
+const traitPrefix = "trait:"
+
 // Key names what a rest holds back: one route, or every route of one
-// provider (they share the account). It is comparable, so it keys maps,
-// and its text form (String, ParseKey) is the one the state store, the
-// call log, the metrics and the admin API write: the route ID, or
-// "provider:<name>". The zero Key names nothing.
+// provider (they share the account). A third kind, a learned trait of a
+// route (TraitKey), holds nothing back: it rides in the same store for
+// what every instance must know of a route without resting it. It is
+// comparable, so it keys maps, and its text form (String, ParseKey) is the
+// one the state store, the call log, the metrics and the admin API write:
+// the route ID, "provider:<name>" or "trait:<name>:<route ID>". The zero
+// Key names nothing.
 type Key struct {
 	name     string
 	provider bool
+	trait    string // a learned trait of the route name
 }
 
 // RouteKey is the key that rests the route with ID id.
@@ -26,6 +34,16 @@ func RouteKey(id string) Key { return Key{name: id} }
 // ProviderKey is the key that rests every route of the provider name.
 func ProviderKey(name string) Key { return Key{name: name, provider: true} }
 
+// TraitKey is the key of a trait learned of the route with ID id (see
+// NoPrefix). A trait never holds the route back: Holding, Of and Ends do
+// not read it, and nothing shows it as a rest.
+func TraitKey(trait, id string) Key { return Key{name: id, trait: trait} }
+
+// NoPrefix is the trait of a route that refused a prefix continuation
+// (config.ContinuePrefix): it is asked to continue by instruct instead,
+// until the trait expires (issue 13).
+const NoPrefix = "noprefix"
+
 // KeysOf returns the two keys that can hold rt back: its own, then its
 // provider's.
 func KeysOf(rt *config.Route) [2]Key {
@@ -33,18 +51,28 @@ func KeysOf(rt *config.Route) [2]Key {
 }
 
 // ParseKey reads a key's text form: "provider:<name>" is a provider's
-// key, anything else a route ID. "" is the zero Key.
+// key, "trait:<name>:<route ID>" a trait's, anything else a route ID. ""
+// is the zero Key.
 func ParseKey(s string) Key {
 	if name, ok := strings.CutPrefix(s, providerPrefix); ok {
 		return ProviderKey(name)
 	}
+	if rest, ok := strings.CutPrefix(s, traitPrefix); ok {
+		if trait, id, ok := strings.Cut(rest, ":"); ok && trait != "" && id != "" {
+			return TraitKey(trait, id)
+		}
+	}
 	return RouteKey(s)
 }
 
-// String returns the key's text form: the route ID, or "provider:<name>".
+// String returns the key's text form: the route ID, "provider:<name>" or
+// "trait:<name>:<route ID>".
 func (k Key) String() string {
-	if k.provider {
+	switch {
+	case k.provider:
 		return providerPrefix + k.name
+	case k.trait != "":
+		return traitPrefix + k.trait + ":" + k.name
 	}
 	return k.name
 }
@@ -53,12 +81,16 @@ func (k Key) String() string {
 func (k Key) IsZero() bool { return k == Key{} }
 
 // Provider returns the provider's name of a provider's key; ok is false
-// for a route's key.
+// for any other key.
 func (k Key) Provider() (name string, ok bool) { return k.name, k.provider }
 
-// Route returns the route ID of a route's key; ok is false for a
-// provider's key.
-func (k Key) Route() (id string, ok bool) { return k.name, !k.provider }
+// Route returns the route ID of a route's key; ok is false for any other
+// key.
+func (k Key) Route() (id string, ok bool) { return k.name, !k.provider && k.trait == "" }
+
+// Trait returns the trait and the route ID of a trait's key; ok is false
+// for any other key.
+func (k Key) Trait() (trait, id string, ok bool) { return k.trait, k.name, k.trait != "" }
 
 // MarshalText writes the key's text form, so that a Key in a JSON reply
 // reads as a string.

@@ -71,7 +71,7 @@ func (s *stack) answerOrStream(chain string, req *llm.Request) (id, route string
 // TestChainKeepsLastExchanges: a chain that keeps the last two exchanges (seed 000)
 // sends the system prompt and those only, and the call log says so.
 func TestChainKeepsLastExchanges(t *testing.T) {
-	s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: contextChains})
+	s := newStackWith(t, stackOptions{providers: emutest.LimitedProviders, chains: contextChains})
 	const sys, u3, a3, u4 = "You answer questions about this site.", "And the third?", "The third is here.", "And the last one?"
 	got := s.chat(t.Context(), "recent", conversation(false,
 		"system", sys, "user", "First question?", "assistant", "First answer.",
@@ -100,7 +100,7 @@ func TestContextFitsEachRoute(t *testing.T) {
 	sys := strings.Repeat("Project 🚀 tollfree: a gateway over free tiers. ", 360)
 	question := "What have you built?"
 	t.Run("condensed for the small route", func(t *testing.T) {
-		s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: contextChains})
+		s := newStackWith(t, stackOptions{providers: emutest.LimitedProviders, chains: contextChains})
 		for _, stream := range []bool{false, true} {
 			s.clk.Advance(time.Minute)
 			s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
@@ -128,7 +128,7 @@ func TestContextFitsEachRoute(t *testing.T) {
 		}
 	})
 	t.Run("without trim_system the small route is skipped", func(t *testing.T) {
-		s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: contextChains})
+		s := newStackWith(t, stackOptions{providers: emutest.LimitedProviders, chains: contextChains})
 		s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
 		got := s.chat(t.Context(), "strict", conversation(false, "system", sys, "user", question))
 		if got.err != nil || got.route() != "cerebras/gpt-oss-120b" {
@@ -144,7 +144,7 @@ func TestContextFitsEachRoute(t *testing.T) {
 		}
 	})
 	t.Run("too long for every route", func(t *testing.T) {
-		s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: contextChains})
+		s := newStackWith(t, stackOptions{providers: emutest.LimitedProviders, chains: contextChains})
 		for _, stream := range []bool{false, true} {
 			_, _, err := s.answerOrStream("small", conversation(stream, "system", sys, "user", question))
 			var tl *TooLargeError

@@ -25,6 +25,15 @@
 // for it. An answer, even empty, is judged on what it holds: a stream that
 // ends with no content and no tool call is empty, however it ended.
 //
+// A stream that breaks after its first token cannot be taken back (issue
+// 13): by default the next eligible route continues it, by a prefix
+// continuation where its provider honours one, else by instruct (the
+// answer handed back with a request to continue it); a route that refuses
+// a prefix is learned as such (rest.NoPrefix) and asked by instruct; what
+// the continuation sends is joined to what was sent, its repeated or
+// restarted text trimmed, or it is abandoned for the next method or route.
+// Only when no route can continue does the stream end with an error.
+//
 // The code follows one request's way: pick.go decides whether a route may
 // take the request now (rests, a disabled route or failed provider, its
 // context, its budget, hedge eligibility), the one pick the walk, a
@@ -34,7 +43,9 @@
 // typed answer (a JSON response_format, tools' parameters) before it wins,
 // repairs an invalid one on the same route, and asks each route what it can
 // enforce (issue 15); walk.go holds a walk's state and its errors;
-// stream.go continues a broken stream; probe.go calls one route by hand.
+// stream.go streams an answer and ends its parts, continue.go has a broken
+// one continued, by which method, and join.go judges a continuation
+// against the text already sent; probe.go calls one route by hand.
 //
 // What the router remembers lives in a state.Store (rests and pauses, read
 // and written through package rest) and a Budget (quota counts), so that a

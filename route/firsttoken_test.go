@@ -195,7 +195,7 @@ func TestFirstTokenNotForWholeAnswers(t *testing.T) {
 // ends with the break, where it used to wait the whole attempt timeout.
 func TestFirstTokenContinuation(t *testing.T) {
 	const answer = "Tollfree keeps an AI feature answering on the free tiers of many providers."
-	s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: firstTokenChains})
+	s := newStackWith(t, stackOptions{providers: emutest.Providers, chains: firstTokenChains})
 	emutest.SameAnswer(s.emu, answer, "groq/llama-3.3-70b-versatile", "groq/llama-3.1-8b-instant")
 	s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.StreamCut, After: 3})
 	s.emu.Script("groq", "llama-3.1-8b-instant", emulator.Step{Kind: emulator.Answer, Delay: 20 * time.Second})

@@ -79,7 +79,7 @@ chains:
     idle_timeout: 5s
 `
 	const tick = 900 * time.Millisecond
-	s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: chains})
+	s := newStackWith(t, stackOptions{providers: emutest.LimitedProviders, chains: chains})
 	s.emu.AddModel("groq", emulator.Model{ID: "llama-3.3-70b-versatile", ChunkDelay: tick, Answer: strings.TrimSpace(strings.Repeat("word ", 30))})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

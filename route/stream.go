@@ -14,7 +14,6 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
-	"github.com/tollfree/tollfree/quota"
 )
 
 // errStalled is the cause an attempt's context is cancelled with when its
@@ -29,12 +28,17 @@ var errStalled = errors.New("the stream went silent")
 // three times that for a thinking route, see firstTokenTimeout): a route
 // slower than that is a timeout, and rests. Once a route has sent one, the returned stream belongs to it. A stream
 // that then breaks (cut without a finish, silent for longer than the
-// chain's idle timeout, an error event) is continued on the next eligible
-// route that can continue a partial answer (config.Route.CanContinue), or
-// ends with a *BrokenError. The chain's deadline caps the whole stream, its
-// continuations included: a stream still running at the deadline ends with
-// a *BrokenError of class timeout (issue 10: a token every 0.9 s held a
-// stream with a 6 s deadline for 17 s).
+// chain's idle timeout, an error event) cannot be taken back: it is
+// continued on the next eligible route by the best method that route
+// supports (continue.go: a prefix continuation where the provider honours
+// one, else an instruct continuation; on by default, config.Route
+// Continuation), its start held back until it can be joined to what was
+// sent (join.go: a repeated tail trimmed, a restart followed past what it
+// reproduces, or abandoned for the next method or route). When no route
+// can continue it, it ends with a *BrokenError. The chain's deadline caps
+// the whole stream, its continuations included: a stream still running at
+// the deadline ends with a *BrokenError of class timeout (issue 10: a token
+// every 0.9 s held a stream with a 6 s deadline for 17 s).
 //
 // An answer that ends with no content and no tool call is empty (the
 // failure.Empty outcome: the route rests), never a finished one. Before
@@ -54,7 +58,7 @@ func (r *Router) Stream(ctx context.Context, ch *config.Chain, id string, req *l
 		return nil, err
 	}
 	win.timer.Stop()
-	s := &RoutedStream{w: w, o: win, Route: win.route, pending: &win.first, tried: map[*config.Route]bool{win.route: true}}
+	s := &RoutedStream{w: w, o: win, Route: win.route, pending: &win.first, tried: map[*config.Route]methodSet{win.route: allMethods}}
 	s.armDeadline()
 	return s, nil
 }
@@ -88,14 +92,26 @@ type RoutedStream struct {
 	// Owned by the goroutine calling Next.
 	o       *outcome // the part being streamed
 	pending *llm.Chunk
-	text    strings.Builder // the answer so far, every part
+	text    strings.Builder // the answer so far, every part, as the caller got it
 	parts   int             // parts before the current one
-	tried   map[*config.Route]bool
+	tried   map[*config.Route]methodSet
+	// join judges the start of a continuation (join.go); nil when the
+	// current part is the first, or its start has been judged.
+	join *joiner
+	// eof: the current part ended cleanly while its last text was held,
+	// and that text was handed on; the next read is the end.
+	eof bool
+	// broken is the last break of the answer: what the caller is told
+	// when no route can continue it.
+	broken *BrokenError
 	// answered is set by the first content that is not only whitespace,
 	// or tool call, of any part: an answer without one is empty.
 	answered bool
-	part     partUsage   // the current part
-	done     []partUsage // the parts before it
+	// tools is set by a tool call of any part: an answer whose tool calls
+	// went out cannot be continued as text.
+	tools bool
+	part  partUsage   // the current part
+	done  []partUsage // the parts before it
 
 	last atomic.Int64 // when the stream last spoke, unix nanoseconds
 
@@ -138,52 +154,150 @@ func (s *RoutedStream) Buffered() int {
 // continuation on another route.
 func (s *RoutedStream) Parts() int { return s.parts + 1 }
 
+// errRestarted is the cause a continuation is abandoned with: it started
+// the answer over (or repeated it), and could not be joined to it.
+var errRestarted = errors.New("started the answer over instead of continuing it")
+
 // Next returns the next chunk, io.EOF at the clean end of the answer, or an
 // error when the answer broke and could not be continued (a *BrokenError),
 // or the caller went away (the context's error).
 func (s *RoutedStream) Next() (llm.Chunk, error) {
-	if s.pending != nil {
-		c := *s.pending
-		s.pending = nil
-		c = s.track(c)
-		s.armIdle()
-		return c, nil
-	}
-	c, err := s.o.stream.Next()
-	if err == nil {
-		s.armIdle()
-		return s.track(c), nil
-	}
-	s.stopIdle()
-	if err == io.EOF {
-		if s.answered {
+	for {
+		c, err := s.read()
+		if err == nil {
+			var emit, ok bool
+			if c, emit, ok = s.joined(c); ok && emit {
+				return s.track(c), nil
+			} else if ok {
+				continue
+			}
+			err = errRestarted
+		}
+		if err == io.EOF && s.join != nil {
+			// The part ended while its last text was held: judge it now.
+			out, ok := s.join.end()
+			s.join = nil
+			if !ok {
+				err = errRestarted
+			} else if out != "" {
+				s.eof = true
+				return s.track(llm.Chunk{Content: out}), nil
+			}
+		}
+		if err == io.EOF && s.answered {
+			s.stopIdle()
 			s.end(true)
 			return llm.Chunk{}, io.EOF
 		}
+		if err := s.broke(err); err != nil {
+			return llm.Chunk{}, err
+		}
+	}
+}
+
+// read returns the current part's next chunk as it came: the first one,
+// held since its route took over, or the upstream's next.
+func (s *RoutedStream) read() (llm.Chunk, error) {
+	if s.pending != nil {
+		c := *s.pending
+		s.pending = nil
+		s.part.bytes += len(c.Content) + len(c.Reasoning)
+		s.armIdle()
+		return c, nil
+	}
+	if s.eof {
+		return llm.Chunk{}, io.EOF
+	}
+	c, err := s.o.stream.Next()
+	if err == nil {
+		s.part.bytes += len(c.Content) + len(c.Reasoning)
+		s.armIdle()
+	}
+	return c, err
+}
+
+// joined passes the content of a continuation's chunk through its joiner:
+// c as the caller gets it, whether it carries anything (emit), and ok false
+// when the continuation cannot be joined. A finish ends the judging.
+func (s *RoutedStream) joined(c llm.Chunk) (llm.Chunk, bool, bool) {
+	j := s.join
+	if j == nil {
+		return c, true, true
+	}
+	out, ok := j.feed(c.Content)
+	if ok && c.FinishReason != "" {
+		var rest string
+		rest, ok = j.end()
+		out += rest
+	}
+	if !ok {
+		return c, false, false
+	}
+	if j.state == joinPassing {
+		s.join = nil
+	}
+	c.Content = out
+	return c, out != "" || c.Reasoning != "" || len(c.ToolCalls) > 0 || c.FinishReason != "" || c.Usage != nil, true
+}
+
+// broke ends the current part, which err broke (or which could not be
+// joined: errRestarted), and has the next route continue the answer: its
+// first chunk is then pending, and broke returns nil. It returns the
+// stream's error when none can: the last real break (a *BrokenError), or
+// the caller's leaving.
+func (s *RoutedStream) broke(err error) error {
+	s.stopIdle()
+	if err == io.EOF {
 		err = &failure.UpstreamError{Status: http.StatusOK, Header: s.o.stream.Header(), Err: failure.ErrEmptyAnswer}
 	}
-	v := s.judge(err)
+	restarted := errors.Is(err, errRestarted)
+	var v failure.Verdict
+	if restarted {
+		// The method failed on this answer, not the route for everyone:
+		// "unsupported here", as a field this route does not take. Its
+		// other method may still be tried.
+		v = failure.Verdict{Class: failure.Unsupported, Scope: failure.ScopeRequest, Message: errRestarted.Error()}
+		err = &failure.UpstreamError{Status: http.StatusOK, Header: s.o.stream.Header(), Err: errRestarted}
+		s.tried[s.o.route] |= 1 << methodOf(s.o)
+	} else {
+		v = s.judge(err)
+		s.tried[s.o.route] = allMethods
+	}
 	s.o.stream.Close()
 	s.o.err = err
 	s.w.rests.Put(s.w.settle(s.o, v))
 	if s.w.parent.Err() != nil {
 		s.end(false)
-		return llm.Chunk{}, s.w.parent.Err()
+		return s.w.parent.Err()
 	}
-	broken := &BrokenError{Route: s.o.route.ID, Class: v.Class, Message: v.Message, Deadline: s.pastDeadline()}
+	s.o.cancel(context.Canceled) // the part is over; end releases the last one
+	if !restarted || s.broken == nil {
+		s.broken = &BrokenError{Route: s.o.route.ID, Class: v.Class, Message: v.Message, Deadline: s.pastDeadline()}
+	}
+	s.join, s.eof = nil, false
 	first, ok := s.continueOn()
 	if !ok {
-		broken.Parts = s.parts + 1
+		s.broken.Parts = s.parts + 1
 		s.end(false)
 		if s.w.parent.Err() != nil {
-			return llm.Chunk{}, s.w.parent.Err()
+			return s.w.parent.Err()
 		}
-		return llm.Chunk{}, broken
+		return s.broken
 	}
 	first.Role = ""
-	first = s.track(first)
-	s.armIdle()
-	return first, nil
+	s.pending = &first
+	return nil
+}
+
+// methodOf is the method the part o continues the answer by.
+func methodOf(o *outcome) method {
+	switch o.method {
+	case "prefix":
+		return methodPrefix
+	case "instruct":
+		return methodInstruct
+	}
+	return methodFresh
 }
 
 // judge decides what broke a stream that had started: the idle timer
@@ -220,11 +334,11 @@ func (s *RoutedStream) track(c llm.Chunk) llm.Chunk {
 	if !s.answered && (len(c.ToolCalls) > 0 || strings.TrimSpace(c.Content) != "") {
 		s.answered = true
 	}
+	s.tools = s.tools || len(c.ToolCalls) > 0
 	if !s.answered {
 		c.FinishReason = ""
 	}
 	s.text.WriteString(c.Content)
-	s.part.bytes += len(c.Content) + len(c.Reasoning)
 	if c.Usage != nil {
 		s.part.usage, s.part.known = *c.Usage, true
 	}
@@ -349,78 +463,6 @@ func (s *RoutedStream) stopDeadline() {
 		s.deadline.Stop()
 		s.deadline = nil
 	}
-}
-
-// continueOn asks the next eligible route that can continue a partial
-// answer to finish it: the conversation with the answer so far as a
-// trailing assistant message marked Prefix. Before any answer text (only
-// reasoning, or blanks, came) there is nothing to continue: any eligible
-// route not tried yet answers the request afresh. Routes are picked as the
-// walk picks them (pick), hedging aside. It returns the first chunk of the
-// route that took over. A route that refuses or fails is settled like any
-// attempt and the next one is tried; none of their errors reaches the
-// caller.
-func (s *RoutedStream) continueOn() (llm.Chunk, bool) {
-	w := s.w
-	req, est := s.continuation()
-	for _, rt := range w.order {
-		if s.pastDeadline() {
-			return llm.Chunk{}, false
-		}
-		if s.tried[rt] || s.answered && !rt.CanContinue {
-			continue
-		}
-		t, _, why := w.pick(rt, req, est, false)
-		if why != picked {
-			continue
-		}
-		s.tried[rt] = true
-		if first, ok := s.takeOver(t); ok {
-			return first, true
-		}
-		if w.parent.Err() != nil {
-			return llm.Chunk{}, false
-		}
-	}
-	return llm.Chunk{}, false
-}
-
-// continuation is the request a continuation sends, and its estimate: the
-// conversation with the answer so far as a trailing assistant message
-// marked Prefix, or, before any answer text, the request itself.
-func (s *RoutedStream) continuation() (*llm.Request, int) {
-	w := s.w
-	if !s.answered {
-		return w.req, w.est
-	}
-	cont := *w.req
-	cont.Messages = append(append([]llm.Message(nil), w.req.Messages...), llm.Message{Role: "assistant", Content: s.text.String(), Prefix: true})
-	return &cont, quota.Estimate(&cont)
-}
-
-// takeOver launches the continuation t and waits for its first chunk: on
-// one, the stream's next part is t's. A failure is settled like any
-// attempt's, and ok is false. The continuation waits for its first chunk
-// as long as a first attempt waits for its first token (firstTokenTimeout),
-// clipped to what is left of the chain's deadline (open).
-func (s *RoutedStream) takeOver(t ticket) (first llm.Chunk, ok bool) {
-	w := s.w
-	w.results = make(chan *outcome, 1)
-	w.launch(t, false)
-	o := <-w.results
-	delete(w.inflight, t.route)
-	o.part = s.parts + 1
-	if o.err != nil {
-		w.rests.Put(w.settle(o, w.judge(o)))
-		return llm.Chunk{}, false
-	}
-	o.timer.Stop()
-	s.parts++
-	s.done = append(s.done, s.part)
-	s.part = partUsage{}
-	s.o = o
-	s.setPart(o.cancel)
-	return o.first, true
 }
 
 // end records the last part once: as the answer when ok, and releases its

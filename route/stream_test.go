@@ -2,6 +2,8 @@ package route
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -76,7 +78,7 @@ func (r *records) RecordAttempt(a *Attempt) {
 func TestStreamContinuedUsage(t *testing.T) {
 	prov := &config.Provider{Name: "p"}
 	a := &config.Route{ID: "p/a", Provider: prov, Model: "a"}
-	b := &config.Route{ID: "p/b", Provider: prov, Model: "b", CanContinue: true}
+	b := &config.Route{ID: "p/b", Provider: prov, Model: "b", Continuation: config.ContinuePrefix}
 	ch := &config.Chain{Name: "c", Routes: []*config.Route{a, b}, AttemptTimeout: 10 * time.Second, Deadline: 30 * time.Second, MaxInFlight: 1, Interactive: true}
 	plan := &config.Plan{Chains: map[string]*config.Chain{"c": ch}, Routes: map[string]*config.Route{"p/a": a, "p/b": b}}
 	cut := &failure.UpstreamError{Status: 200, Err: failure.ErrStreamCut}
@@ -165,5 +167,51 @@ func TestFirstChunk(t *testing.T) {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestStreamToolCallsNotContinued: a stream cut after its tool calls went
+// out is not continued (a text continuation cannot finish them): it ends
+// with the BrokenError, and no other route is called.
+func TestStreamToolCallsNotContinued(t *testing.T) {
+	prov := &config.Provider{Name: "p"}
+	a := &config.Route{ID: "p/a", Provider: prov, Model: "a"}
+	b := &config.Route{ID: "p/b", Provider: prov, Model: "b"}
+	ch := &config.Chain{Name: "c", Routes: []*config.Route{a, b}, AttemptTimeout: 10 * time.Second, Deadline: 30 * time.Second, MaxInFlight: 1, Interactive: true}
+	plan := &config.Plan{Chains: map[string]*config.Chain{"c": ch}, Routes: map[string]*config.Route{"p/a": a, "p/b": b}}
+	call := json.RawMessage(`[{"index":0,"id":"c1","type":"function","function":{"name":"lookup","arguments":"{\"q\":"}}]`)
+	up := &fakeUp{scripts: map[string]fakeScript{
+		"a": {chunks: []llm.Chunk{{Role: "assistant", ToolCalls: call}}, err: &failure.UpstreamError{Status: 200, Err: failure.ErrStreamCut}},
+		"b": {chunks: []llm.Chunk{{Role: "assistant", Content: "Hello."}, {FinishReason: "stop"}}, err: io.EOF},
+	}}
+	clk := clock.NewFake(time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC))
+	store, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	r, err := New(Options{Plan: plan, Upstreams: map[string]Upstream{"p": up}, Store: store, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s, err := r.Stream(context.Background(), ch, "id1", &llm.Request{Messages: []llm.Message{{Role: "user", Content: "Look it up."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var be *BrokenError
+	for {
+		_, err := s.Next()
+		if err == nil {
+			continue
+		}
+		if !errors.As(err, &be) || be.Route != "p/a" {
+			t.Fatalf("the stream ended with %v, want p/a's BrokenError", err)
+		}
+		break
+	}
+	if len(up.calls) != 1 {
+		t.Errorf("%d calls, want none after the cut", len(up.calls)-1)
 	}
 }

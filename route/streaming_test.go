@@ -246,9 +246,9 @@ func TestStreamHedgeRacesForTheFirstToken(t *testing.T) {
 
 // TestStreamBreakContinued: a stream that breaks after its first token
 // (cut without a finish, silent past the idle timeout, an error event) is
-// continued on the next route that can continue a partial answer, and the
+// continued on the next route, by default (Groq honours a prefix), and the
 // caller gets one whole answer, chunk for chunk what an unbroken stream
-// yields. The call log has both parts.
+// yields. The call log has both parts, the second by prefix.
 func TestStreamBreakContinued(t *testing.T) {
 	const answer = "Tollfree keeps an AI feature answering on the free tiers of many providers."
 	tests := []struct {
@@ -263,7 +263,7 @@ func TestStreamBreakContinued(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: streamChains})
+			s := newStack(t, streamChains)
 			emutest.SameAnswer(s.emu, answer, "groq/llama-3.3-70b-versatile", "groq/llama-3.1-8b-instant")
 			s.emu.Script("groq", "llama-3.3-70b-versatile", tt.step)
 			id, rs, err := s.openStream(context.Background(), "cont", streamRequest(false))
@@ -296,8 +296,8 @@ func TestStreamBreakContinued(t *testing.T) {
 			if a := atts[0]; a.Route != "groq/llama-3.3-70b-versatile" || a.Part != 0 || a.Class.String() != tt.class {
 				t.Errorf("first part %+v, want %s on part 0", a, tt.class)
 			}
-			if a := atts[1]; a.Route != "groq/llama-3.1-8b-instant" || a.Part != 1 || a.Class.String() != "ok" || !a.Stream {
-				t.Errorf("continuation %+v, want ok on part 1", a)
+			if a := atts[1]; a.Route != "groq/llama-3.1-8b-instant" || a.Part != 1 || a.Class.String() != "ok" || !a.Stream || a.Method != "prefix" {
+				t.Errorf("continuation %+v, want ok on part 1, by prefix", a)
 			}
 			if _, ok := s.rest("groq/llama-3.3-70b-versatile"); !ok {
 				t.Error("the route whose stream broke does not rest")
@@ -308,24 +308,24 @@ func TestStreamBreakContinued(t *testing.T) {
 
 // TestStreamBreakNotContinued: where no route can continue, a broken
 // stream ends, after the chunks it had sent and no finish, with a
-// BrokenError naming the break; a continuation that a route refuses does
-// not replace the real error, and is logged as the next part.
+// BrokenError naming the break; a continuation that fails does not
+// replace the real error, and is logged as the next part.
 func TestStreamBreakNotContinued(t *testing.T) {
 	tests := []struct {
 		name     string
 		chain    string
-		refusal  bool // the continuing route refuses with a 400
+		fails    bool // the continuing route fails with a 400 about the request
 		wantText string
 	}{
 		{"no route can continue", "nocont", false, "stream ended before it finished"},
-		{"the continuing route refuses", "cont", true, "stream ended before it finished"},
+		{"the continuing route fails", "cont", true, "stream ended before it finished"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStackWith(t, stackOptions{providers: emutest.ContinuingProviders, chains: streamChains})
+			s := newStackWith(t, stackOptions{providers: emutest.LimitedProviders, chains: streamChains})
 			s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.StreamCut, After: 3})
-			if tt.refusal {
-				s.emu.Script("groq", "llama-3.1-8b-instant", emulator.Step{Kind: emulator.BadRequest, Text: "prefix is not supported"})
+			if tt.fails {
+				s.emu.Script("groq", "llama-3.1-8b-instant", emulator.Step{Kind: emulator.BadRequest, Text: "max_tokens must be at most 8192"})
 			}
 			got, err := s.stream(tt.chain, streamRequest(true))
 			if err != nil {
@@ -340,12 +340,12 @@ func TestStreamBreakNotContinued(t *testing.T) {
 				t.Fatalf("chunks differ: %s", diff)
 			}
 			atts := s.recs.forRequest(got.id)
-			if tt.refusal {
-				if len(atts) != 2 || atts[1].Part != 1 || atts[1].Class.String() != "bad_request" {
-					t.Errorf("attempts %+v, want the refused continuation logged as part 1", atts)
+			if tt.fails {
+				if len(atts) != 2 || atts[1].Part != 1 || atts[1].Class.String() != "bad_request" || atts[1].Method != "prefix" {
+					t.Errorf("attempts %+v, want the failed prefix continuation logged as part 1", atts)
 				}
 				if _, ok := s.rest("groq/llama-3.1-8b-instant"); ok {
-					t.Error("a refused continuation rests its route")
+					t.Error("a continuation refused for the request rests its route")
 				}
 			}
 		})

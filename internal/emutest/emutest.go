@@ -61,23 +61,22 @@ providers:
   openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
 `
 
-// ContinuingProviders is Providers with groq's 8b model declared able to
-// continue a partial answer, and cerebras's llama given a small context (a
-// safety-net route, seed 001).
-const ContinuingProviders = `
+// LimitedProviders is Providers with cerebras's gpt-oss-120b set never to
+// continue a stream (continuation: off: a chain ending with it has no
+// route after the first to continue a broken answer), and cerebras's llama
+// given a small context (a safety-net route, seed 001). Every other route
+// continues a broken stream by its preset's method, as by default: prefix
+// on Groq, Gemini 2.5 and OpenRouter, instruct on Cerebras and Gemma.
+const LimitedProviders = `
 providers:
-  groq:
-    preset: groq
-    base_url: EMU/groq/v1
-    api_key: ${GROQ_API_KEY}
-    models:
-      llama-3.1-8b-instant: {can_continue: true}
+  groq:     {preset: groq,     base_url: EMU/groq/v1,       api_key: ${GROQ_API_KEY}}
   gemini:   {preset: gemini,   base_url: EMU/gemini/v1beta, api_key: ${GEMINI_API_KEY}}
   cerebras:
     preset: cerebras
     base_url: EMU/cerebras/v1
     api_key: ${CEREBRAS_API_KEY}
     models:
+      gpt-oss-120b: {continuation: off}
       llama3.1-8b: {max_context: 1000}
   openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
 `

@@ -11,6 +11,13 @@
 // cumulative usage on every chunk (Gemini's OpenAI endpoint), keep-alive
 // comments (OpenRouter), "data:" without a space, CRLF framing, mid-stream
 // error events, a missing [DONE], and a JSON answer to a stream request.
+//
+// A message marked llm.Message.Prefix (the partial answer a prefix
+// continuation hands back) is sent in the provider's own form: with
+// "prefix": true for Mistral, the one provider that takes that flag (and
+// refuses a trailing assistant message without it); as a plain trailing
+// assistant message, the prefill, for every other flavor, since Groq and
+// Cerebras refuse a message field they do not know (issue 13).
 package openaicompat
 
 import (
@@ -147,6 +154,9 @@ func (c *Client) send(ctx context.Context, call provider.Call, stream bool) (*ht
 	if !stream {
 		req.IncludeUsage = false
 	}
+	if c.o.Flavor != flavorMistral {
+		req.Messages = plainPrefill(req.Messages)
+	}
 	n := req.TextLen()
 	body := openai.AppendRequest(make([]byte, 0, 512+n+n/8), call.Model, &req, call.Extra)
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
@@ -178,6 +188,25 @@ func (c *Client) send(ctx context.Context, call provider.Call, stream bool) (*ht
 		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, buf.Bytes(), nil)
 	}
 	return resp, nil
+}
+
+// flavorMistral is the flavor whose API takes "prefix": true on an
+// assistant message.
+const flavorMistral = "mistral"
+
+// plainPrefill returns msgs with no message marked Prefix: a copy when one
+// was, msgs itself otherwise (the call's request is shared).
+func plainPrefill(msgs []llm.Message) []llm.Message {
+	for i := range msgs {
+		if msgs[i].Prefix {
+			out := append([]llm.Message(nil), msgs...)
+			for j := range out {
+				out[j].Prefix = false
+			}
+			return out
+		}
+	}
+	return msgs
 }
 
 func (c *Client) getBuf() *bytes.Buffer {

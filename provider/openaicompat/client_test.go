@@ -314,3 +314,34 @@ func TestChatConnectionReset(t *testing.T) {
 		t.Errorf("got Status %d, Err %v; want 0 and the transport error", ue.Status, ue.Err)
 	}
 }
+
+// TestPrefixWireForm (issue 13): the partial answer of a prefix
+// continuation is sent with "prefix": true to Mistral only; every other
+// flavor gets a plain trailing assistant message (Groq refuses a message
+// field it does not know), and the call's request is left as it was.
+func TestPrefixWireForm(t *testing.T) {
+	for _, tt := range []struct{ flavor, want string }{
+		{"mistral", `{"role":"assistant","content":"Tollfree keeps","prefix":true}`},
+		{"groq", `{"role":"assistant","content":"Tollfree keeps"}`},
+		{"generic", `{"role":"assistant","content":"Tollfree keeps"}`},
+	} {
+		t.Run(tt.flavor, func(t *testing.T) {
+			u, _ := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				answer(w, 200, `{"id":"x","choices":[{"message":{"role":"assistant","content":" an AI feature answering."},"finish_reason":"stop"}]}`)
+			})
+			c := New(Options{Name: "groq", Flavor: tt.flavor, BaseURL: u.URL + "/v1"})
+			t.Cleanup(c.CloseIdleConnections)
+			req := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "Tollfree keeps", Prefix: true}}}
+			if _, err := c.Chat(context.Background(), provider.Call{Model: "m", Request: req}); err != nil {
+				t.Fatal(err)
+			}
+			want := `{"model":"m","messages":[{"role":"user","content":"hi"},` + tt.want + `]}`
+			if got := string(<-u.gotBody); got != want {
+				t.Errorf("body = %s\nwant %s", got, want)
+			}
+			if !req.Messages[1].Prefix {
+				t.Error("the call's request was modified")
+			}
+		})
+	}
+}
