@@ -279,6 +279,10 @@ func (l *loader) validateChain(name string) {
 	if m := *c.Margin; !(m >= 0 && m < 0.5) {
 		report("margin", "%v is outside [0, 0.5) (write, say, 0.05)", m)
 	}
+	// A negative blip_wait is the decoder's to refuse, as every duration.
+	if bw := time.Duration(*c.BlipWait); bw > dl/2 {
+		report("blip_wait", "%s is more than half the deadline %s, which would leave the retry little time to answer (write, say, 5s)", bw, dl)
+	}
 	if c.KeepExchanges < 0 {
 		report("keep_exchanges", "%d is negative; 0 sends every exchange", c.KeepExchanges)
 	}
