@@ -366,6 +366,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 		b = append(b, `,"cut":`...)
 		b = appendString(b, r.Cut)
 	}
+	if r.Retry {
+		b = append(b, `,"retry":true`...)
+	}
 	return append(b, "}\n"...)
 }
 
