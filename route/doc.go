@@ -4,8 +4,11 @@
 // to what is left of the chain's deadline, races the next eligible route
 // against a slow one (hedging), sorts every failure with the failure package,
 // rests what the route or its provider caused, and hands back the first
-// answer. It never retries a route while a caller waits: the chain is the
-// retry (seed 003, rule 3).
+// answer. The chain is the retry (seed 003, rule 3): a failed attempt
+// moves the request to the next route, with one exception, a blip (a bare
+// 500 or 502, or a short per-minute 429 that fits the deadline), which is
+// retried once on the same route after the wait it asked for (blip.go,
+// issue 13).
 //
 // The decision table of DESIGN.md is applied in one place: walk.settle
 // hands every attempt that did not answer to package rest (rest.Keeper),
@@ -27,10 +30,11 @@
 // take the request now (rests, a disabled route or failed provider, its
 // context, its budget, hedge eligibility), the one pick the walk, a
 // stream's continuation and a probe share; fit.go cuts the request to a
-// route's context; attempt.go launches attempts and races hedges; settle.go
-// judges an attempt that did not answer and settles it; walk.go holds a
-// walk's state and its errors; stream.go continues a broken stream;
-// probe.go calls one route by hand.
+// route's context; attempt.go launches attempts and races hedges; blip.go
+// retries a blip once on the same route; settle.go judges an attempt that
+// did not answer and settles it; walk.go holds a walk's state and its
+// errors; stream.go continues a broken stream; probe.go calls one route by
+// hand.
 //
 // What the router remembers lives in a state.Store (rests and pauses, read
 // and written through package rest) and a Budget (quota counts), so that a

@@ -52,6 +52,7 @@ type walk struct {
 
 	race  // the attempts of the round (attempt.go)
 	tally // what the round found, for the errors
+	blips // the polite retries (blip.go)
 }
 
 // tally is what each route did in a round, for the error of a walk that
