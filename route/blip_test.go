@@ -3,10 +3,12 @@ package route
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/emutest"
 )
 
@@ -314,5 +316,56 @@ func TestNoHedgeDuringBlipWait(t *testing.T) {
 	got := within(t, done, "after the wait")
 	if got.err != nil || got.route() != "groq/llama-3.3-70b-versatile" {
 		t.Fatalf("got %v, want the retry's answer", got)
+	}
+}
+
+// TestWhatIsABlip sorts failures as the walk does: a bare 500 or 502 and
+// a short per-minute 429 that fits the deadline are blips; a body naming
+// an overload, a 503, a 504, a 429 asking no wait, a daily 429, and a wait
+// past blip_wait or the deadline are not.
+func TestWhatIsABlip(t *testing.T) {
+	s := newStack(t, blipChains)
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	const bare = `{"error":{"message":"The server had an error processing your request.","type":"server_error"}}`
+	for _, tt := range []struct {
+		name     string
+		status   int
+		header   http.Header
+		body     string
+		deadline time.Duration // from now; default the chain's
+		want     bool
+		wait     time.Duration
+	}{
+		{name: "bare 500", status: 500, body: bare, want: true},
+		{name: "bare 502", status: 502, body: `{"error":{"message":"Network connection lost.","code":502}}`, want: true},
+		{name: "500 naming an overload", status: 500, body: `{"error":{"message":"The server is overloaded. Please try again later.","type":"server_error"}}`},
+		{name: "502 naming capacity", status: 502, body: `{"error":{"message":"No capacity for this model right now","code":502}}`},
+		{name: "503", status: 503, body: bare},
+		{name: "504", status: 504, body: bare},
+		{name: "429 asking 2s", status: 429, header: hdr("Retry-After", "2"), body: `{"error":{"message":"Rate limit exceeded"}}`, want: true, wait: 2 * time.Second},
+		{name: "429 asking 2.5s in its body", status: 429, body: `{"error":{"message":"Rate limit reached for requests per minute (RPM). Please try again in 2.5s."}}`, want: true, wait: 2500 * time.Millisecond},
+		{name: "429 asking no wait", status: 429, body: `{"error":{"message":"Rate limit exceeded"}}`},
+		{name: "429 per day asking 2s", status: 429, header: hdr("Retry-After", "2"), body: `{"error":{"message":"Rate limit reached for requests per day (RPD)"}}`},
+		{name: "429 asking past blip_wait", status: 429, header: hdr("Retry-After", "6"), body: `{"error":{"message":"Rate limit exceeded"}}`},
+		{name: "429 asking past the deadline", status: 429, header: hdr("Retry-After", "3"), body: `{"error":{"message":"Rate limit exceeded"}}`, deadline: 3 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := s.r.walkOn(context.Background(), s.chain("answer"), "req", question(emutest.Question), false)
+			if tt.deadline > 0 {
+				w.deadline = s.clk.Now().Add(tt.deadline)
+			}
+			err := &failure.UpstreamError{Provider: "groq", Flavor: "groq", Status: tt.status, Header: tt.header, Body: []byte(tt.body)}
+			o := &outcome{route: w.order[0], ctx: context.Background(), err: err}
+			wait, ok := w.blipWait(o, failure.Classify(err, s.clk.Now()))
+			if ok != tt.want || ok && wait != tt.wait {
+				t.Errorf("blip %v after %s, want %v after %s", ok, wait, tt.want, tt.wait)
+			}
+		})
 	}
 }
