@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
@@ -15,14 +16,15 @@ import (
 // Example embeds the gateway in a Go program, without the HTTP server: a
 // planner role defined in the environment (seed 002), served by two free
 // providers of the same model. Here the providers are the emulator, and the
-// first one is out of its minute's quota, so the second answers.
+// first one is out of its minute's quota for 30 s (too long a wait to retry
+// it as a blip), so the second answers.
 func Example() {
 	emu := emulator.New(emulator.Options{})
 	emu.AddProvider(emulator.Provider{Name: "groq", Flavor: "groq"})
 	emu.AddProvider(emulator.Provider{Name: "cerebras", Flavor: "cerebras"})
 	emu.AddModel("groq", emulator.Model{ID: "openai/gpt-oss-120b"})
 	emu.AddModel("cerebras", emulator.Model{ID: "gpt-oss-120b", Answer: "Three findings, all supported."})
-	emu.Script("groq", "openai/gpt-oss-120b", emulator.Step{Kind: emulator.RateMinute})
+	emu.Script("groq", "openai/gpt-oss-120b", emulator.Step{Kind: emulator.RateMinute, RetryAfter: 30 * time.Second})
 	srv := httptest.NewServer(emu)
 	defer srv.Close()
 

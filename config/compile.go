@@ -252,6 +252,8 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		Interactive:       *c.Interactive,
 		HideRoute:         c.HideRoute,
 		FailoverOnRefusal: c.FailoverOnRefusal,
+		RetryBlips:        *c.RetryBlips,
+		BlipWait:          time.Duration(*c.BlipWait),
 		KeepExchanges:     c.KeepExchanges,
 		TrimSystem:        c.TrimSystem,
 		RequireSchema:     c.RequireSchema,

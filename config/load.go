@@ -95,6 +95,7 @@ const (
 	defaultMargin         = 0.05
 	defaultWaitCap        = 2 * time.Minute
 	defaultIdleTimeout    = 30 * time.Second
+	defaultBlipWait       = 5 * time.Second
 )
 
 // defaultFirstToken is a chain's first-token timeout (issue 13: a first
@@ -266,6 +267,14 @@ func chainDefaults(c *ChainConfig) {
 	}
 	if c.Margin == nil {
 		c.Margin = ptr(defaultMargin)
+	}
+	if c.RetryBlips == nil {
+		c.RetryBlips = ptr(true)
+	}
+	if c.BlipWait == nil {
+		// Half a short deadline: a wait that takes most of it leaves the
+		// retry no time to answer (see validateChain).
+		c.BlipWait = ptr(min(Duration(defaultBlipWait), *c.Deadline/2))
 	}
 	if c.IdleTimeout == nil {
 		c.IdleTimeout = ptr(Duration(defaultIdleTimeout))

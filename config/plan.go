@@ -387,6 +387,16 @@ type Chain struct {
 	HideRoute bool
 	// FailoverOnRefusal lets a refused request try the next route.
 	FailoverOnRefusal bool
+	// RetryBlips calls a route once more after a blip instead of failing
+	// over at once (DESIGN.md's "blip", issue 13): a bare 500 or 502 at
+	// once, a per-minute 429 after the wait it asked for, when that wait is
+	// at most BlipWait and ends before the deadline. Default true; false
+	// (and a Chain built in code) fails over at once.
+	RetryBlips bool
+	// BlipWait is the longest wait a 429 may ask and still be retried on
+	// the same route. Default 5s, or half the deadline when that is
+	// shorter; zero retries only 500s and 502s.
+	BlipWait time.Duration
 	// KeepExchanges sends only the last N user/assistant exchanges (plus the
 	// system prompt); 0 sends all.
 	KeepExchanges int

@@ -286,6 +286,14 @@ type ChainConfig struct {
 	HideRoute bool `yaml:"hide_route"`
 	// FailoverOnRefusal lets a refused request try the next route.
 	FailoverOnRefusal bool `yaml:"failover_on_refusal"`
+	// RetryBlips calls a route once more, before failing over, after a
+	// blip: a bare 500/502, or a per-minute 429 asking a wait of at most
+	// blip_wait that ends before the deadline. Default true.
+	RetryBlips *bool `yaml:"retry_blips"`
+	// BlipWait is the longest wait a 429 may ask and still be retried on
+	// the same route; at most half the deadline. Default 5s (half the
+	// deadline when that is shorter); 0 retries only 500/502s.
+	BlipWait *Duration `yaml:"blip_wait"`
 	// KeepExchanges sends only the last N exchanges; 0 sends all.
 	KeepExchanges int `yaml:"keep_exchanges"`
 	// TrimSystem lets the system prompt be cut to fit a smaller route.

@@ -139,6 +139,12 @@ func chainSummary(c *Chain) string {
 			parts = append(parts, x.name)
 		}
 	}
+	switch {
+	case !c.RetryBlips:
+		parts = append(parts, "no blip retry")
+	case c.BlipWait != defaultBlipWait:
+		parts = append(parts, "blip wait "+c.BlipWait.String())
+	}
 	if c.KeepExchanges > 0 {
 		parts = append(parts, fmt.Sprintf("keeps %d exchanges", c.KeepExchanges))
 	}

@@ -298,6 +298,10 @@ func (l *loader) validateChain(name string) {
 	if n := *c.SchemaRepairs; n < 0 || n > maxSchemaRepairs {
 		report("schema_repairs", "%d is outside 0..%d; each repair is a call while the caller waits", n, maxSchemaRepairs)
 	}
+	// A negative blip_wait is the decoder's to refuse, as every duration.
+	if bw := time.Duration(*c.BlipWait); bw > dl/2 {
+		report("blip_wait", "%s is more than half the deadline %s, which would leave the retry little time to answer (write, say, 5s)", bw, dl)
+	}
 	if c.KeepExchanges < 0 {
 		report("keep_exchanges", "%d is negative; 0 sends every exchange", c.KeepExchanges)
 	}

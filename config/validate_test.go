@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProblems checks every validation message with its file, line and
@@ -312,6 +313,16 @@ func TestProblems(t *testing.T) {
 			want: []string{`t.yaml:2: server.stream_keepalive: 100ms is under 1s: a keep-alive that often is only traffic (write, say, 10s, or 0s for none)`},
 		},
 		{
+			name: "blip wait negative",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    blip_wait: -1s\n",
+			want: []string{`t.yaml:6: chains.a.blip_wait: "-1s" is negative; a duration is 0 or more`},
+		},
+		{
+			name: "blip wait past half the deadline",
+			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    deadline: 20s\n    blip_wait: 15s\n",
+			want: []string{`t.yaml:7: chains.a.blip_wait: 15s is more than half the deadline 20s, which would leave the retry little time to answer (write, say, 5s)`},
+		},
+		{
 			name: "wait cap on an interactive chain",
 			src:  groq + "chains:\n  a:\n    routes: [groq/llama-3.1-8b-instant]\n    wait_cap: 1m\n",
 			want: []string{`t.yaml:6: chains.a.wait_cap: interactive chains never wait; set interactive: false to wait`},
@@ -434,5 +445,28 @@ func TestMergeAndEscape(t *testing.T) {
 	}
 	if p.CallLog != "${HOME}/c" {
 		t.Errorf("call_log = %q, want the escaped reference kept", p.CallLog)
+	}
+}
+
+// TestBlipDefaults: a blip is retried by default, after a 429's wait of up
+// to 5s, or half a deadline shorter than 10s (issue 13); a chain turns it
+// off with retry_blips: false.
+func TestBlipDefaults(t *testing.T) {
+	src := "providers: {groq: {}}\nchains:\n" +
+		"  plain: {routes: [groq/llama-3.1-8b-instant]}\n" +
+		"  short: {routes: [groq/llama-3.1-8b-instant], attempt_timeout: 3s, deadline: 6s}\n" +
+		"  off: {routes: [groq/llama-3.1-8b-instant], retry_blips: false, blip_wait: 0s}\n"
+	p, err := Parse("t.yaml", []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	for _, tc := range []struct {
+		chain string
+		retry bool
+		wait  time.Duration
+	}{{"plain", true, 5 * time.Second}, {"short", true, 3 * time.Second}, {"off", false, 0}} {
+		if c := p.Chains[tc.chain]; c.RetryBlips != tc.retry || c.BlipWait != tc.wait {
+			t.Errorf("chain %s: retry_blips %v, blip_wait %s; want %v, %s", tc.chain, c.RetryBlips, c.BlipWait, tc.retry, tc.wait)
+		}
 	}
 }

@@ -74,6 +74,9 @@ func (e *Emulator) failureOf(c *call) failure {
 	default:
 		f = genericFailure(c)
 	}
+	if c.kind == ServerError {
+		f = serverFailure(c)
+	}
 	if c.kind == Unauthorized && c.prov.EchoKey != EchoNone && c.gotKey != "" {
 		f = echoFailure(c)
 	}

@@ -114,6 +114,18 @@ func TestVerbatimBodies(t *testing.T) {
 			body: googlePretty(t, `{"error": {"code": 503, "message": "This model is currently experiencing high demand. Spikes in demand are usually temporary. Please try again later.", "status": "UNAVAILABLE"}}`),
 		},
 		{
+			name: "gemini internal", flavor: FlavorGemini, model: Model{ID: "gemini-2.5-flash"}, step: Step{Kind: ServerError}, status: 500,
+			body: googlePretty(t, `{"error": {"code": 500, "message": "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting", "status": "INTERNAL"}}`),
+		},
+		{
+			name: "openrouter 502", flavor: FlavorOpenRouter, model: Model{ID: "openai/gpt-oss-120b:free"}, step: Step{Kind: ServerError}, status: 502,
+			body: `{"error":{"message":"Network connection lost.","code":502,"metadata":{"error_type":"provider_unavailable"}}}`,
+		},
+		{
+			name: "groq 500", flavor: FlavorGroq, model: Model{ID: "llama-3.1-8b-instant"}, step: Step{Kind: ServerError}, status: 500,
+			body: `{"error":{"message":"The server had an error processing your request. Sorry about that! You can retry your request, or contact us through our help center at help.openai.com if you keep seeing this error.","type":"server_error","param":null,"code":null}}`,
+		},
+		{
 			name: "gemini not found", flavor: FlavorGemini, model: Model{ID: "gemini-pro"}, step: Step{Kind: NotFound}, status: 404,
 			body: googlePretty(t, `{"error": {"code": 404, "message": "models/gemini-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", "status": "NOT_FOUND"}}`),
 		},
@@ -163,6 +175,11 @@ func wantStatus(flavor string, k Kind) int {
 		return 429
 	case HighDemand:
 		return 503
+	case ServerError:
+		if flavor == FlavorOpenRouter {
+			return 502
+		}
+		return 500
 	case Unauthorized:
 		if flavor == FlavorGemini {
 			return 400
@@ -205,7 +222,7 @@ func wantStatus(flavor string, k Kind) int {
 // the flavor's, and the body is JSON in the flavor's layout (Google pretty
 // with a trailing newline, the others compact).
 func TestEveryErrorKind(t *testing.T) {
-	kinds := []Kind{RateMinute, RateDay, HighDemand, Unauthorized, Forbidden, NotFound, Decommissioned,
+	kinds := []Kind{RateMinute, RateDay, HighDemand, ServerError, Unauthorized, Forbidden, NotFound, Decommissioned,
 		TooLarge, ContextLength, BadThinking, BadRequest, Refused}
 	flavors := []string{FlavorGroq, FlavorGemini, FlavorOpenRouter, FlavorCerebras, FlavorNVIDIA,
 		FlavorMistral, FlavorGitHub, FlavorOllama, FlavorGeneric}

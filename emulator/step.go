@@ -19,6 +19,9 @@ const (
 	RateDay Kind = "rate_day"
 	// HighDemand is the flavor's 503 (Gemini: "high demand", UNAVAILABLE).
 	HighDemand Kind = "high_demand"
+	// ServerError is the flavor's bare server error, naming no overload:
+	// a 500 (Gemini: INTERNAL), OpenRouter's 502 (see serverFailure).
+	ServerError Kind = "server_error"
 	// Hang accepts the request and sends nothing until the client goes
 	// away, or until Step.Delay (default 10 minutes) passes on the clock,
 	// when the connection is dropped.

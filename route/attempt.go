@@ -59,13 +59,17 @@ type outcome struct {
 // until one answers, a failure belongs to the caller, the chain's deadline
 // passes, the caller goes away, or no route is left (nil, nil). A hedge
 // starts the next route when the last launched has been silent for the
-// hedge delay (see hedgeTimer).
+// hedge delay (see hedgeTimer); a blip's retry starts the same route again
+// when its wait is over (blip.go).
 func (w *walk) round() (*outcome, error) {
-	w.results = make(chan *outcome, len(w.order))
+	// Every attempt of the round reports here: one per route, and one
+	// retry of a blip (blips.retried allows one a request).
+	w.results = make(chan *outcome, len(w.order)+1)
 	dl := w.r.clock.NewTimer(w.deadline.Sub(w.r.clock.Now()))
 	defer dl.Stop()
+	defer w.dropRetry()
 	for {
-		if len(w.inflight) == 0 && !w.launchNext(false) {
+		if len(w.inflight) == 0 && w.pending == nil && !w.launchNext(false) {
 			return nil, nil
 		}
 		ht := w.hedgeTimer()
@@ -79,6 +83,9 @@ func (w *walk) round() (*outcome, error) {
 			if !w.launchNext(true) {
 				w.noHedge = true
 			}
+		case <-w.retryC():
+			stopTimer(ht)
+			w.retryNow()
 		case <-dl.C():
 			stopTimer(ht)
 			w.abandon(errChainDeadline)
@@ -94,18 +101,20 @@ func (w *walk) round() (*outcome, error) {
 
 // hedgeTimer returns a timer that fires when the next hedge is due: the
 // hedge delay after the last launch, on a chain that hedges, while a
-// candidate may be left and fewer than MaxInFlight attempts run. It is nil
-// when none is due.
+// candidate may be left, fewer than MaxInFlight attempts run, and no
+// blip's retry waits (the retry is the next launch). It is nil when none
+// is due.
 func (w *walk) hedgeTimer() clock.Timer {
-	if w.ch.HedgeDelay <= 0 || w.noHedge || len(w.inflight) >= max(w.ch.MaxInFlight, 1) {
+	if w.ch.HedgeDelay <= 0 || w.noHedge || w.pending != nil || len(w.inflight) >= max(w.ch.MaxInFlight, 1) {
 		return nil
 	}
 	return w.r.clock.NewTimer(w.lastLaunch.Add(w.ch.HedgeDelay).Sub(w.r.clock.Now()))
 }
 
 // landed takes an attempt's result. An answer wins: the other attempts
-// are abandoned as lost races. A failure is settled (failed), and one the
-// caller caused ends the request. done says whether the round is over.
+// are abandoned as lost races. A blip waits for its retry (blip); another
+// failure is settled (failed), and one the caller caused ends the request.
+// done says whether the round is over.
 func (w *walk) landed(o *outcome) (win *outcome, done bool, err error) {
 	delete(w.inflight, o.route)
 	if o.err == nil && !w.accept(o) {
@@ -115,7 +124,11 @@ func (w *walk) landed(o *outcome) (win *outcome, done bool, err error) {
 		w.abandon(errLostRace)
 		return o, true, nil
 	}
-	if err := w.failed(o); err != nil {
+	v := w.judge(o)
+	if w.blip(o, v) {
+		return nil, false, nil
+	}
+	if err := w.failed(o, v); err != nil {
 		w.abandon(errRequestEnded)
 		return nil, true, err
 	}
@@ -226,7 +239,7 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 		timeout, cause = left, errChainDeadline
 	}
 	ctx, cancel := context.WithCancelCause(w.parent)
-	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut)}
+	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry}
 	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
 	w.inflight[t.route] = o
 	w.started++

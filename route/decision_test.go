@@ -58,7 +58,7 @@ func TestDecisionTable(t *testing.T) {
 			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "empty", restFor: 30 * time.Second},
 		{name: "malformed body", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.Malformed},
 			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "empty", restFor: 30 * time.Second},
-		{name: "rate per minute, short retry-after clamped to 20s", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.RateMinute, RetryAfter: 2 * time.Second},
+		{name: "rate per minute, short retry-after clamped to 20s", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.RateMinute, RetryAfter: 10 * time.Second},
 			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 20 * time.Second},
 		{name: "rate per minute, retry-after kept", chain: "answer", provider: "groq", model: "llama-3.3-70b-versatile", step: emulator.Step{Kind: emulator.RateMinute, RetryAfter: 90 * time.Second},
 			wantRoute: "groq/llama-3.1-8b-instant", restKey: "groq/llama-3.3-70b-versatile", restClass: "rate_minute", restFor: 90 * time.Second},

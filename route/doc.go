@@ -4,10 +4,14 @@
 // to what is left of the chain's deadline, races the next eligible route
 // against a slow one (hedging), sorts every failure with the failure package,
 // rests what the route or its provider caused, and hands back the first
-// answer. It never retries a route while a caller waits: the chain is the
-// retry (seed 003, rule 3). A repair is no retry: a route whose answer broke
-// its request's schema is asked a new question, its answer and what was
-// wrong with it (seed 002; typed.go).
+// answer. The chain is the retry (seed 003, rule 3): a failed attempt
+// moves the request to the next route, with one exception, a blip (a bare
+// 500 or 502, or a short per-minute 429 that fits the deadline), which is
+// retried once on the same route after the wait it asked for (blip.go,
+// issue 13).
+// A repair is no retry either: a route whose answer broke its request's
+// schema is asked a new question, its answer and what was wrong with it
+// (seed 002; typed.go).
 //
 // The decision table of DESIGN.md is applied in one place: walk.settle
 // hands every attempt that did not answer to package rest (rest.Keeper),
@@ -38,14 +42,15 @@
 // take the request now (rests, a disabled route or failed provider, its
 // context, its budget, hedge eligibility), the one pick the walk, a
 // stream's continuation and a probe share; fit.go cuts the request to a
-// route's context; attempt.go launches attempts and races hedges; settle.go
-// judges an attempt that did not answer and settles it; typed.go checks a
-// typed answer (a JSON response_format, tools' parameters) before it wins,
-// repairs an invalid one on the same route, and asks each route what it can
-// enforce (issue 15); walk.go holds a walk's state and its errors;
-// stream.go streams an answer and ends its parts, continue.go has a broken
-// one continued, by which method, and join.go judges a continuation
-// against the text already sent; probe.go calls one route by hand.
+// route's context; attempt.go launches attempts and races hedges; blip.go
+// retries a blip once on the same route; settle.go judges an attempt that
+// did not answer and settles it; typed.go checks a typed answer (a JSON
+// response_format, tools' parameters) before it wins, repairs an invalid
+// one on the same route, and asks each route what it can enforce (issue
+// 15); walk.go holds a walk's state and its errors; stream.go streams an
+// answer and ends its parts, continue.go has a broken one continued, by
+// which method, and join.go judges a continuation against the text already
+// sent; probe.go calls one route by hand.
 //
 // What the router remembers lives in a state.Store (rests and pauses, read
 // and written through package rest) and a Budget (quota counts), so that a

@@ -61,10 +61,9 @@ func (w *walk) silentLoser(o *outcome) bool {
 	return o.lostAt.Sub(o.start) >= w.ch.HedgeDelay
 }
 
-// failed settles a failed attempt and decides what the walk does next. It
-// returns an error when the failure belongs to the caller.
-func (w *walk) failed(o *outcome) error {
-	v := w.judge(o)
+// failed settles a failed attempt, judged v, and decides what the walk
+// does next. It returns an error when the failure belongs to the caller.
+func (w *walk) failed(o *outcome, v failure.Verdict) error {
 	made := w.settle(o, v)
 	w.rests.Put(made)
 	rt := o.route
@@ -90,21 +89,29 @@ func (w *walk) failed(o *outcome) error {
 // goroutine to note the rest (failed).
 func (w *walk) settle(o *outcome, v failure.Verdict) rest.Rest {
 	r := w.r
-	rt := o.route
 	now := r.clock.Now()
-	a := &Attempt{
-		RequestID: w.id, Chain: w.ch.Name, Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model,
-		Start: o.start, Latency: now.Sub(o.start), Status: statusOf(o.err), Class: v.Class,
-		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
-		Retry: o.retry, Method: o.method, Repair: w.repairOf(o),
-	}
-	ctx := w.background()
 	lost := context.Cause(o.ctx) == errLostRace
 	if lost && (v.Class == failure.SilentLoser || v.Class == failure.Cancelled) {
-		r.noteLatency(rt.ID, a.Latency)
+		r.noteLatency(o.route.ID, now.Sub(o.start))
 	}
-	made := r.rests.Settle(ctx, rt, v, lost, now)
-	a.RestKey, a.RestUntil = made.Key, made.Until
+	made := r.rests.Settle(w.background(), o.route, v, lost, now)
+	w.book(o, v, made)
+	return made
+}
+
+// book records the failed attempt o, judged v, with the rest it made (the
+// zero Rest for none), and settles its budget: a failed call still counts
+// against the provider's quota, and its headers still tell what is left.
+func (w *walk) book(o *outcome, v failure.Verdict, made rest.Rest) {
+	r := w.r
+	rt := o.route
+	a := &Attempt{
+		RequestID: w.id, Chain: w.ch.Name, Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model,
+		Start: o.start, Latency: r.clock.Now().Sub(o.start), Status: statusOf(o.err), Class: v.Class,
+		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
+		Retry: o.retry, Method: o.method, Repair: w.repairOf(o), RestKey: made.Key, RestUntil: made.Until,
+	}
+	ctx := w.background()
 	if r.budget != nil {
 		if o.res != nil {
 			_ = r.budget.Settle(ctx, o.res, 0, false)
@@ -115,7 +122,6 @@ func (w *walk) settle(o *outcome, v failure.Verdict) rest.Rest {
 		}
 	}
 	r.record(a)
-	return made
 }
 
 func statusOf(err error) int {

@@ -56,6 +56,7 @@ type walk struct {
 	tally // what the round found, for the errors
 
 	typed *typing // a typed answer's checks, nil when none (typed.go)
+	blips         // the polite retries (blip.go)
 }
 
 // tally is what each route did in a round, for the error of a walk that
