@@ -36,6 +36,9 @@ type Hit struct {
 	// Snippet is the section's passage that best matches the query: whole
 	// sentences from the best one on, at most 300 characters.
 	Snippet string
+	// Text is the section's whole text, its units joined by spaces: what a
+	// model is given to answer from (an assistant's context).
+	Text string
 }
 
 // scratch is one query's working memory, pooled per Index.
@@ -140,7 +143,21 @@ func (ix *Index) hit(r ranked, qterms []uint32, max int) Hit {
 	return Hit{
 		Title: pg.title, Heading: sec.heading, Path: pg.path, Anchor: sec.anchor,
 		URL: sectionURL(pg, sec), Score: float64(r.score), Snippet: ix.snippet(sec, qterms, max),
+		Text: sec.text,
 	}
+}
+
+// All returns every section, in the order of the pages and their headings,
+// with its whole Text and no Score or Snippet: the whole content, for a
+// context that can take it.
+func (ix *Index) All() []Hit {
+	out := make([]Hit, len(ix.sections))
+	for i := range ix.sections {
+		sec := &ix.sections[i]
+		pg := &ix.pages[sec.page]
+		out[i] = Hit{Title: pg.title, Heading: sec.heading, Path: pg.path, Anchor: sec.anchor, URL: sectionURL(pg, sec), Text: sec.text}
+	}
+	return out
 }
 
 // sectionURL links a section: its page's URL and anchor; "" without BaseURL.

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -337,5 +339,27 @@ func TestSearchAllocs(t *testing.T) {
 	}
 	if got, want := testing.AllocsPerRun(200, func() { ix.Answer(q) }), 16+slack; got > want {
 		t.Errorf("Answer allocates %.1f times, want at most %.0f", got, want)
+	}
+}
+
+// TestAllAndText: All gives every section with its whole text, and a
+// search hit carries its section's whole text beside the snippet.
+func TestAllAndText(t *testing.T) {
+	dir := t.TempDir()
+	page := "# Guide\n\nIntro text here.\n\n## Export\n\nExport your data as CSV from the settings page. It takes a minute.\n"
+	if err := os.WriteFile(filepath.Join(dir, "guide.md"), []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir, Options{BaseURL: "https://example.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := ix.All()
+	if len(all) != 2 || all[1].Heading != "Export" || !strings.Contains(all[1].Text, "It takes a minute.") || all[1].URL != "https://example.com/guide#export" {
+		t.Fatalf("All() = %+v, want the opening section and Export, with their text and links", all)
+	}
+	hits := ix.Search("export csv", 1)
+	if len(hits) != 1 || hits[0].Text != all[1].Text {
+		t.Fatalf("Search hit %+v, want the Export section with its whole text", hits)
 	}
 }
