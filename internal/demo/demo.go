@@ -113,13 +113,7 @@ func Run(ctx context.Context, o Options) error {
 		ln.Close()
 		return err
 	}
-	keys := func(k string) string {
-		if k == adminTokenEnv {
-			return token
-		}
-		return demoKeys[k]
-	}
-	plan, err := config.Parse("demo", []byte(gatewayYAML("http://"+emuLn.Addr().String(), ln.Addr().String(), dataDir)), keys)
+	plan, err := config.Parse("demo", []byte(gatewayYAML("http://"+emuLn.Addr().String(), ln.Addr().String(), dataDir)), demoEnv(token))
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("demo: its built-in config does not compile (a bug): %w", err)

@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 // every route of it is a model of the emulator.
 func TestScenario(t *testing.T) {
 	emu := newEmulator(clock.NewFake(t0))
-	plan, err := config.Parse("demo", []byte(gatewayYAML("http://127.0.0.1:1", "127.0.0.1:0", t.TempDir())), func(k string) string { return demoKeys[k] })
+	plan, err := config.Parse("demo", []byte(gatewayYAML("http://127.0.0.1:1", "127.0.0.1:0", t.TempDir())), demoEnv("demo-admin-0123456789abcdef"))
 	if err != nil {
 		t.Fatalf("the demo's config: %v", err)
 	}

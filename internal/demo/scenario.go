@@ -166,6 +166,16 @@ func adminToken() (string, error) {
 	return "demo-admin-" + hex.EncodeToString(b), nil
 }
 
+// demoEnv resolves the config's ${NAME}s: the demo's keys and token.
+func demoEnv(token string) func(string) string {
+	return func(k string) string {
+		if k == adminTokenEnv {
+			return token
+		}
+		return demoKeys[k]
+	}
+}
+
 // demoKeys stand in for the provider keys: the emulator accepts any key,
 // and the presets want one to enable a provider.
 var demoKeys = map[string]string{
