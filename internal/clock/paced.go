@@ -32,7 +32,7 @@ var _ Clock = (*Paced)(nil)
 const (
 	pacedTick    = 500 * time.Microsecond
 	pacedSettle  = 2 * time.Millisecond
-	pacedMaxHold = 50 * time.Millisecond
+	pacedMaxHold = 200 * time.Millisecond
 )
 
 // NewPaced returns a clock showing start that, once Run, moves speed

@@ -119,6 +119,10 @@ func TestReportLines(t *testing.T) {
 			{fin: &outcome{id: "r3", label: "q3 (stack)", status: 200, latency: 3300 * time.Millisecond}},
 			{att: at("r3", "nvidia/meta/llama-3.3-70b-instruct", failure.SilentLoser, 3300*time.Millisecond, false, 0)},
 		}, "12:00:00 q3 (stack) answered by groq/llama-3.3-70b-versatile in 3.3s, hedged\n12:00:00 q3 (stack)   raced: nvidia/meta/llama-3.3-70b-instruct: silent for 3.3s, cancelled\n"},
+		{"hedge, loser never recorded", []step{
+			{att: at("r7", "groq/llama-3.3-70b-versatile", failure.OK, 300*time.Millisecond, true, 0)},
+			{fin: &outcome{id: "r7", label: "q7 (ai-setup)", status: 200, latency: 3300 * time.Millisecond}},
+		}, "12:00:00 q7 (ai-setup) answered by groq/llama-3.3-70b-versatile in 3.3s, hedged\n"},
 		{"gone model, provider rest", []step{
 			{att: at("r4", "groq/moonshotai/kimi-k2-instruct-0905", failure.Gone, 50*time.Millisecond, false, 6*time.Hour)},
 			{att: func() *route.Attempt {
