@@ -38,3 +38,7 @@ func (x *Writer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Unwrap returns the writer it writes to, so that a caller can ask
+// whether that is a terminal.
+func (x *Writer) Unwrap() io.Writer { return x.w }

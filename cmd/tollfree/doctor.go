@@ -35,7 +35,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("the config is not valid: %w", err)
 	}
 	rep, err := tfdoctor.Run(ctx, tfdoctor.Options{
-		Plan: plan, Source: configName(*path), Out: stdout,
+		Plan: plan, Source: configName(*path), Out: stdout, Progress: progressTo(stderr),
 		MaxTokens: *maxTokens, Timeout: *timeout, NoThinking: !*thinking, DryRun: *dry,
 	})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 const logUsage = `Usage:
-  tollfree log stats [-config FILE] [-file LOG] [-tz ZONE] [-json]
+  tollfree log stats [-config FILE] [-file LOG | LOG] [-tz ZONE] [-json]
 
 stats reads the call log and prints, per route and day: calls, ok, failover
 rate, schema failures (answers that broke their request's schema), latency
@@ -48,7 +48,10 @@ func logStats(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() == 1 && *file == "" {
+		// `tollfree log stats FILE`, as the demo prints it.
+		*file = fs.Arg(0)
+	} else if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "tollfree log stats: unexpected argument %q\n", fs.Arg(0))
 		return usageError{errors.New("unexpected argument")}
 	}

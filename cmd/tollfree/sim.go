@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tollfree/tollfree/internal/sim"
 )
@@ -48,6 +49,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		o.Incidents = sim.Incidents()
 	}
 	fmt.Fprintf(stderr, "simulating %d questions on a virtual clock: tollfree, tollfree with limits learned, a naive chain, and the capacity...\n", len(tr))
+	o.Progress = simProgress(progressTo(stderr))
 	rep, err := sim.Run(ctx, o)
 	if err != nil {
 		return err
@@ -86,4 +88,19 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "\nwrote %s and %s\n", filepath.Join(*out, "sim.txt"), filepath.Join(*out, "sim.svg"))
 	return nil
+}
+
+// simProgress prints a line as each policy starts and how long the one
+// before took: a run takes minutes.
+func simProgress(w io.Writer) func(policy string, done, total int) {
+	began := time.Now()
+	return func(policy string, done, total int) {
+		if done > 0 {
+			fmt.Fprintf(w, " done in %s\n", time.Since(began).Round(time.Second))
+		}
+		began = time.Now()
+		if policy != "" {
+			fmt.Fprintf(w, "  [%d/%d] %s ...", done+1, total, policy)
+		}
+	}
 }

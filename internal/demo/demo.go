@@ -75,10 +75,17 @@ func Run(ctx context.Context, o Options) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Duration)
 		defer cancel()
 	}
-	clk := clock.NewScaled(time.Now().Truncate(time.Second), o.Speed)
+	// One virtual clock for the emulator, the gateway and the questions,
+	// standing still while work runs (pace.go): a sped-up run measures
+	// the providers' delays, not the machine's time multiplied.
+	pace := newPacer(time.Now().Truncate(time.Second), o.Speed)
+	clk := pace.clk
+	clockCtx, stopClock := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopClock()
+	go clk.Run(clockCtx)
 	rep := newReport(o.Out, clk)
 
-	emu := newEmulator(clk)
+	emu := newEmulator(pace.emulatorClock())
 	emuLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("demo: listening for the emulator on loopback: %w", err)
@@ -95,18 +102,24 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// The data folder is kept: its call log is for `tollfree log stats`.
 	dataDir, err := os.MkdirTemp("", "tollfree-demo-")
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("demo: making a directory for its state: %w", err)
 	}
-	defer os.RemoveAll(dataDir)
-	plan, err := config.Parse("demo", []byte(gatewayYAML("http://"+emuLn.Addr().String(), ln.Addr().String(), dataDir)), func(k string) string { return demoKeys[k] })
+	token, err := adminToken()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	plan, err := config.Parse("demo", []byte(gatewayYAML("http://"+emuLn.Addr().String(), ln.Addr().String(), dataDir)), demoEnv(token))
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("demo: its built-in config does not compile (a bug): %w", err)
 	}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: rep, Logger: o.Logger})
+	upstream := &http.Client{Transport: transport{p: pace, base: http.DefaultTransport}}
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk, Recorder: rep, Logger: o.Logger, HTTPClient: upstream})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("demo: starting the gateway: %w", err)
@@ -130,7 +143,7 @@ func Run(ctx context.Context, o Options) error {
 	}()
 
 	base := "http://" + ln.Addr().String()
-	intro(o, base, clk.Speed())
+	intro(o, base, clk.Speed(), plan.CallLog, token)
 	if o.Ready != nil {
 		o.Ready(base)
 	}
@@ -138,11 +151,12 @@ func Run(ctx context.Context, o Options) error {
 	wctx, stopWeather := context.WithCancel(ctx)
 	var weatherDone sync.WaitGroup
 	weatherDone.Go(func() { weather(wctx, clk, emu, rep.note) })
-	drive(ctx, clk, base, o, rep)
+	drive(ctx, pace, base, o, rep)
 	stopWeather()
 	weatherDone.Wait()
 	rep.summary()
 	fmt.Fprintf(o.Out, "status page was at %s/status\n", base)
+	fmt.Fprintf(o.Out, "call log kept: %s  (try: tollfree log stats %s)\n", plan.CallLog, plan.CallLog)
 	return nil
 }
 
@@ -159,11 +173,13 @@ func daySpent(l quota.Left, margin float64) (bool, time.Time) {
 }
 
 // intro prints what runs where.
-func intro(o Options, base string, speed float64) {
+func intro(o Options, base string, speed float64, callLog, token string) {
 	fmt.Fprintf(o.Out, "tollfree demo: emulated free tiers of gemini, groq and nvidia (no keys, no network)\n")
 	fmt.Fprintf(o.Out, "chain %q: %d routes, attempt timeout 8s, hedge after 3s; one route hangs, two are gone, Flash is 20 a day\n", Chain, len(seedRoutes))
 	fmt.Fprintf(o.Out, "gateway:     %s/v1  (any OpenAI client, model %q)\n", base, Chain)
 	fmt.Fprintf(o.Out, "status page: %s/status\n", base)
+	fmt.Fprintf(o.Out, "admin token: %s  (paste it on the status page to pause and resume routes)\n", token)
+	fmt.Fprintf(o.Out, "call log:    %s  (kept; after the demo: tollfree log stats %s)\n", callLog, callLog)
 	day := time.Duration(float64(24*time.Hour) / speed).Round(time.Second)
 	fmt.Fprintf(o.Out, "time runs x%g (a day takes %s); a question every %s of demo time\n\n", speed, day, o.Every)
 }
@@ -183,7 +199,7 @@ func listen(addr string) (net.Listener, error) {
 
 // drive sends a question every o.Every of virtual time until ctx ends or
 // o.Requests questions were sent, then waits for those in flight.
-func drive(ctx context.Context, clk *clock.Scaled, base string, o Options, rep *report) {
+func drive(ctx context.Context, pace *pacer, base string, o Options, rep *report) {
 	content := siteContent()
 	client := &http.Client{}
 	var inflight sync.WaitGroup
@@ -191,11 +207,16 @@ func drive(ctx context.Context, clk *clock.Scaled, base string, o Options, rep *
 	for n := 1; o.Requests == 0 || n <= o.Requests; n++ {
 		q := questions[(n-1)%len(questions)]
 		label := fmt.Sprintf("q%d (%s)", n, q.label)
-		inflight.Go(func() { rep.finish(ask(ctx, client, clk, base, content, q, label)) })
+		done := pace.question()
+		inflight.Go(func() {
+			out := ask(ctx, client, pace.clk, base, content, q, label)
+			done()
+			rep.finish(out)
+		})
 		if n == o.Requests {
 			break
 		}
-		if clock.Sleep(ctx, clk, o.Every) != nil {
+		if clock.Sleep(ctx, pace.clk, o.Every) != nil {
 			return
 		}
 	}

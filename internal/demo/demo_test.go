@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 // every route of it is a model of the emulator.
 func TestScenario(t *testing.T) {
 	emu := newEmulator(clock.NewFake(t0))
-	plan, err := config.Parse("demo", []byte(gatewayYAML("http://127.0.0.1:1", "127.0.0.1:0", t.TempDir())), func(k string) string { return demoKeys[k] })
+	plan, err := config.Parse("demo", []byte(gatewayYAML("http://127.0.0.1:1", "127.0.0.1:0", t.TempDir())), demoEnv("demo-admin-0123456789abcdef"))
 	if err != nil {
 		t.Fatalf("the demo's config: %v", err)
 	}
@@ -118,7 +118,11 @@ func TestReportLines(t *testing.T) {
 			{att: at("r3", "groq/llama-3.3-70b-versatile", failure.OK, 300*time.Millisecond, true, 0)},
 			{fin: &outcome{id: "r3", label: "q3 (stack)", status: 200, latency: 3300 * time.Millisecond}},
 			{att: at("r3", "nvidia/meta/llama-3.3-70b-instruct", failure.SilentLoser, 3300*time.Millisecond, false, 0)},
-		}, "12:00:00 q3 (stack) answered by groq/llama-3.3-70b-versatile in 3.3s, hedged (raced nvidia/meta/llama-3.3-70b-instruct: silent for 3.3s, cancelled)\n"},
+		}, "12:00:00 q3 (stack) answered by groq/llama-3.3-70b-versatile in 3.3s, hedged\n12:00:00 q3 (stack)   raced: nvidia/meta/llama-3.3-70b-instruct: silent for 3.3s, cancelled\n"},
+		{"hedge, loser never recorded", []step{
+			{att: at("r7", "groq/llama-3.3-70b-versatile", failure.OK, 300*time.Millisecond, true, 0)},
+			{fin: &outcome{id: "r7", label: "q7 (ai-setup)", status: 200, latency: 3300 * time.Millisecond}},
+		}, "12:00:00 q7 (ai-setup) answered by groq/llama-3.3-70b-versatile in 3.3s, hedged\n"},
 		{"gone model, provider rest", []step{
 			{att: at("r4", "groq/moonshotai/kimi-k2-instruct-0905", failure.Gone, 50*time.Millisecond, false, 6*time.Hour)},
 			{att: func() *route.Attempt {

@@ -36,10 +36,10 @@ type report struct {
 	// the right question.
 	finished map[string]string
 	finOrder []string
-	// awaiting holds the lines of hedged answers whose raced route has not
-	// been recorded yet (a loser is recorded after the answer is sent), so
-	// that the line can name it.
-	awaiting map[string]string
+	// awaiting names the hedged answers, printed already, whose raced
+	// route has not been recorded yet (a loser is recorded after the
+	// answer is sent): its record gets a line of its own.
+	awaiting map[string]bool
 	// spent names the routes reported out of today's budget, until they
 	// have some again.
 	spent map[string]bool
@@ -67,7 +67,7 @@ func newReport(out io.Writer, clk clock.Clock) *report {
 		clk: clk, out: out,
 		pending:  make(map[string][]route.Attempt),
 		finished: make(map[string]string),
-		awaiting: make(map[string]string),
+		awaiting: make(map[string]bool),
 		spent:    make(map[string]bool),
 		tally:    tally{byRoute: make(map[string]int), rests: make(map[string]int)},
 	}
@@ -81,9 +81,9 @@ func (r *report) RecordAttempt(a *route.Attempt) {
 		r.tally.rests[a.Class.RestClass().String()]++
 	}
 	if label, ok := r.finished[a.RequestID]; ok {
-		if line, ok := r.awaiting[a.RequestID]; ok && !a.Hedge && lostRace(a.Class) {
+		if r.awaiting[a.RequestID] && !a.Hedge && lostRace(a.Class) {
 			delete(r.awaiting, a.RequestID)
-			io.WriteString(r.out, line+" (raced "+r.attemptText(a)+")\n")
+			fmt.Fprintf(r.out, "%s %s   raced: %s\n", r.stamp(), label, r.attemptText(a))
 			return
 		}
 		// A call wound down after the answer: worth a line only when it
@@ -135,6 +135,7 @@ func (r *report) finish(o outcome) {
 		r.finOrder = append(r.finOrder, o.id)
 		if len(r.finOrder) > keepFinished {
 			delete(r.finished, r.finOrder[0])
+			delete(r.awaiting, r.finOrder[0])
 			r.finOrder = r.finOrder[1:]
 		}
 	}
@@ -194,8 +195,9 @@ func (r *report) finish(o outcome) {
 	if raced != nil {
 		b.WriteString(" (raced " + r.attemptText(raced) + ")")
 	} else if winner != nil && winner.Hedge && !racedFailed && o.id != "" {
-		r.awaiting[o.id] = b.String()
-		return
+		// Printed now all the same; the raced route gets a line of its
+		// own when its record comes.
+		r.awaiting[o.id] = true
 	}
 	b.WriteString("\n")
 	io.WriteString(r.out, b.String())
@@ -282,10 +284,6 @@ func (r *report) attemptText(a *route.Attempt) string {
 func (r *report) summary() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, line := range r.awaiting {
-		io.WriteString(r.out, line+"\n")
-		delete(r.awaiting, id)
-	}
 	t := r.tally
 	fmt.Fprintf(r.out, "\n%d questions: %d answered by a route, %d by the fallback, %d without an answer", t.asked, t.answered, t.fallbacks, t.failed)
 	if t.stopped > 0 {

@@ -2,6 +2,9 @@ package demo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 
@@ -132,7 +135,8 @@ func weather(ctx context.Context, clk clock.Clock, emu *emulator.Emulator, note 
 const configYAML = `
 listen: LISTEN
 data_dir: DATA
-call_log: "off"
+call_log: DATA/calls.jsonl
+admin_token: ${TOLLFREE_DEMO_ADMIN_TOKEN}
 providers:
   gemini: {preset: gemini, base_url: EMU/gemini/v1beta, api_key: ${GEMINI_API_KEY}}
   groq:   {preset: groq,   base_url: EMU/groq/v1,       api_key: ${GROQ_API_KEY}}
@@ -145,8 +149,32 @@ ROUTES
     deadline: 25s
     hedge_delay: 3s
     keep_exchanges: 2
-    fallback: {message: "Mission Control is resting. Here is what a search of the site found instead."}
+    fallback: {message: "Mission Control is resting: every free route is busy or spent. This is a fixed message; please try again in a minute."}
 `
+
+// adminTokenEnv names the demo's admin token in its config; Run generates
+// a fresh one per run and prints it, so pause and resume can be tried from
+// the status page.
+const adminTokenEnv = "TOLLFREE_DEMO_ADMIN_TOKEN"
+
+// adminToken returns a fresh random admin token.
+func adminToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("demo: making an admin token: %w", err)
+	}
+	return "demo-admin-" + hex.EncodeToString(b), nil
+}
+
+// demoEnv resolves the config's ${NAME}s: the demo's keys and token.
+func demoEnv(token string) func(string) string {
+	return func(k string) string {
+		if k == adminTokenEnv {
+			return token
+		}
+		return demoKeys[k]
+	}
+}
 
 // demoKeys stand in for the provider keys: the emulator accepts any key,
 // and the presets want one to enable a provider.

@@ -52,6 +52,9 @@ type Options struct {
 	Clock clock.Clock
 	// Out receives the progress lines and the result tables. Nil discards.
 	Out io.Writer
+	// Progress, when set, receives a one-line count of the routes probed,
+	// rewritten in place with "\r": give it a terminal only.
+	Progress io.Writer
 	// MaxTokens caps the answer tokens of each probe request. Default 8.
 	MaxTokens int
 	// Timeout caps each probe request. Zero means the route's own timeout,
@@ -73,6 +76,9 @@ const (
 	ResultOK = "ok"
 	// ResultDisabled: the route cannot be called (no key, or switched off).
 	ResultDisabled = "disabled"
+	// ResultUnreachable: nothing listens at the route's base URL (a
+	// refused connection), as when a local server is not started.
+	ResultUnreachable = "unreachable"
 	// ResultSkipped: the route was not called: its provider refused the key
 	// on an earlier route, or the run was cancelled.
 	ResultSkipped = "skipped"
@@ -190,6 +196,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -288,15 +297,22 @@ func probeAll(ctx context.Context, o *Options, ups map[string]route.Upstream, jo
 		total += len(j.routes)
 	}
 	done := 0
+	bar := func() { fmt.Fprintf(o.Progress, "\rprobing: %d of %d routes probed...", done, total) }
+	clear := func() { io.WriteString(o.Progress, "\r\033[K") }
+	bar()
 	for ev := range events {
+		clear()
 		if ev.result == nil {
 			fmt.Fprintf(o.Out, "  ... %s\n", ev.note)
+			bar()
 			continue
 		}
 		done++
 		rep.Routes[idx[ev.result.Route]] = *ev.result
 		writeProgress(o.Out, done, total, ev.result)
+		bar()
 	}
+	clear()
 	return ctx.Err()
 }
 

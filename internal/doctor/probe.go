@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
@@ -161,6 +162,10 @@ func (p *prober) probeRoute(ctx context.Context, rj routeJob, res *RouteResult) 
 	addUsage(res, resp)
 	if v.Class != failure.OK {
 		res.Result, res.Detail = v.Class.String(), v.LogText()
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// Nothing listens there: not a provider under load.
+			res.Result, res.Detail = ResultUnreachable, unreachableHint(r)
+		}
 		return v
 	}
 	res.Result = ResultOK
@@ -281,4 +286,13 @@ func (p *prober) pace(ctx context.Context, r *config.Route) error {
 	}
 	p.events <- event{note: fmt.Sprintf("waiting %s before the next probe: %s", wait.Round(time.Second), why)}
 	return clock.Sleep(ctx, p.o.Clock, wait)
+}
+
+// unreachableHint says what to check when nothing listens at a route's
+// base URL: for a local Ollama, that it runs.
+func unreachableHint(r *config.Route) string {
+	if r.Provider.Preset == "ollama" || r.Provider.Name == "ollama" {
+		return "connection refused: is it running? `ollama serve`"
+	}
+	return "connection refused at " + r.Provider.BaseURL + ": is the server running and base_url right?"
 }

@@ -69,58 +69,72 @@ func (r *Report) WriteRoutes(w io.Writer) error {
 // svg colours, one per policy in report order.
 var colours = []string{"#1f77b4", "#2ca02c", "#d62728", "#7f7f7f"}
 
-// WriteSVG draws answers by a model per hour for each policy, and the
-// fallback answers of each below the axis, as a self-contained SVG.
+// WriteSVG draws one panel per policy, stacked, on a common scale:
+// answers by a model per hour (solid) and by the fallback (dashed). Each
+// panel's legend (the policy, its totals and its 429s) stands above its
+// plot area, clear of the lines; separate panels keep policies whose lines
+// would coincide on one plot apart. It is a self-contained SVG.
 func (r *Report) WriteSVG(w io.Writer) error {
-	const W, H, left, right, top, bottom = 900, 420, 60, 20, 40, 70
-	hours := 0
-	peak := 1
+	const W, left, right, head, panelH, gap, foot = 900, 60, 20, 40, 150, 44, 30
+	hours, peak := 24, 1
 	for _, x := range r.Results {
 		hours = max(hours, len(x.ByModelHour))
 		for i := range x.ByModelHour {
-			peak = max(peak, x.ByModelHour[i]+x.FallbackHour[i])
+			peak = max(peak, x.ByModelHour[i], x.FallbackHour[i])
 		}
 	}
-	if hours == 0 {
-		hours = 24
-	}
 	peak = niceCeil(peak)
-	pw, ph := float64(W-left-right), float64(H-top-bottom)
-	px := func(h float64) float64 { return left + pw*h/float64(hours) }
-	py := func(v float64) float64 { return top + ph*(1-v/float64(peak)) }
+	H := head + len(r.Results)*(panelH+gap) + foot
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14">Questions answered by a model per hour (solid) and by the fallback (dashed), %d questions</text>`+"\n", left, r.Requests)
-	for i := 0; i <= 4; i++ {
-		v := float64(peak) * float64(i) / 4
-		y := py(v)
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%.0f</text>`+"\n", left, y, W-right, y, left-6, y+4, v)
-	}
-	step := max(1, hours/24) * 3
-	for h := 0; h <= hours; h += step {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%02d:00</text>`+"\n", px(float64(h)), H-bottom+16, h%24)
-	}
-	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, H-bottom, W-right, H-bottom)
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14">Questions answered per hour by a model (solid) and by the fallback (dashed), %d questions, one panel per policy</text>`+"\n", left, r.Requests)
 	for i, x := range r.Results {
-		c := colours[i%len(colours)]
-		for _, series := range []struct {
-			v    []int
-			dash string
-		}{{x.ByModelHour, ""}, {x.FallbackHour, ` stroke-dasharray="4 3"`}} {
-			var pts []string
-			for h, v := range series.v {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(float64(h)+0.5), py(float64(v))))
-			}
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="%d"%s points="%s"/>`+"\n", c, 2+(len(r.Results)-1-i), series.dash, strings.Join(pts, " "))
-		}
-		lx := left + 10 + i*210
-		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/><text x="%d" y="%d">%s: %d by model, %d fallback</text>`+"\n",
-			lx, H-22, lx+20, H-22, c, lx+25, H-18, x.Policy, x.ByModel, x.ByFallback)
+		top := head + gap + i*(panelH+gap)
+		writePanel(&b, x, colours[i%len(colours)], panel{left: left, top: top, w: W - left - right, h: panelH, hours: hours, peak: peak})
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// panel is where one policy's plot area is.
+type panel struct {
+	left, top, w, h, hours, peak int
+}
+
+func (p panel) x(h float64) float64 { return float64(p.left) + float64(p.w)*h/float64(p.hours) }
+func (p panel) y(v float64) float64 {
+	return float64(p.top) + float64(p.h)*(1-v/float64(p.peak))
+}
+
+// writePanel draws one policy: its legend above the plot area, the grid,
+// the hours and its two lines.
+func writePanel(b *strings.Builder, x *Result, colour string, p panel) {
+	fmt.Fprintf(b, `<g class="panel">`+"\n")
+	fmt.Fprintf(b, `<text class="legend" x="%d" y="%d" font-size="13"><tspan fill="%s" font-weight="bold">%s</tspan>: %d answered by a model, %d by the fallback, %d 429s caused</text>`+"\n",
+		p.left, p.top-10, colour, x.Policy, x.ByModel, x.ByFallback, x.RateLimited)
+	fmt.Fprintf(b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#bbb"/>`+"\n", p.left, p.top, p.w, p.h)
+	for i := 0; i <= 2; i++ {
+		v := float64(p.peak) * float64(i) / 2
+		y := p.y(v)
+		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/><text x="%d" y="%.1f" text-anchor="end">%.0f</text>`+"\n", p.left, y, p.left+p.w, y, p.left-6, y+4, v)
+	}
+	step := max(1, p.hours/24) * 3
+	for h := 0; h <= p.hours; h += step {
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%02d:00</text>`+"\n", p.x(float64(h)), p.top+p.h+14, h%24)
+	}
+	for _, series := range []struct {
+		v    []int
+		dash string
+	}{{x.ByModelHour, ""}, {x.FallbackHour, ` stroke-dasharray="4 3"`}} {
+		var pts []string
+		for h, v := range series.v {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", p.x(float64(h)+0.5), p.y(float64(v))))
+		}
+		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", colour, series.dash, strings.Join(pts, " "))
+	}
+	b.WriteString("</g>\n")
 }
 
 // niceCeil rounds n up to 1, 2 or 5 times a power of ten.

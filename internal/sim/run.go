@@ -50,6 +50,10 @@ type Options struct {
 	Incidents []Incident
 	// Policies to run, from the Policy constants. Default all four.
 	Policies []string
+	// Progress, when set, is called as each policy starts (done of total
+	// policies finished so far) and once more when all are done, for a
+	// line per step on a terminal.
+	Progress func(policy string, done, total int)
 }
 
 // DefaultStart is Options.Start's default.
@@ -123,7 +127,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	days := int(o.Trace[len(o.Trace)-1].At/(24*time.Hour)) + 1
 	rep := &Report{Start: o.Start, Requests: len(o.Trace), Days: days, Incidents: o.Incidents}
-	for _, p := range o.Policies {
+	progress := o.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	defer func() { progress("", len(rep.Results), len(o.Policies)) }()
+	for i, p := range o.Policies {
+		progress(p, i, len(o.Policies))
 		began := time.Now()
 		var res *Result
 		var err error

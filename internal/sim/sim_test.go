@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,78 @@ func TestReadTrace(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSVGPanels: the plot has a panel per policy, each with its legend
+// above its own plot area, and no two panels overlap, so that policies
+// whose lines coincide stay apart and no legend covers a line.
+func TestSVGPanels(t *testing.T) {
+	rep := &Report{Requests: 10}
+	for _, p := range []string{PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity} {
+		rep.Results = append(rep.Results, &Result{Policy: p, ByModel: 9, ByFallback: 1, RateLimited: 3,
+			ByModelHour: make([]int, 24), FallbackHour: make([]int, 24)})
+	}
+	rep.Results[0].ByModelHour[5] = 9
+	var b bytes.Buffer
+	if err := rep.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	type text struct {
+		Class string  `xml:"class,attr"`
+		Y     float64 `xml:"y,attr"`
+		Body  string  `xml:",innerxml"`
+	}
+	type rect struct {
+		Class string  `xml:"class,attr"`
+		Y     float64 `xml:"y,attr"`
+		H     float64 `xml:"height,attr"`
+	}
+	var doc struct {
+		Panels []struct {
+			Class string `xml:"class,attr"`
+			Texts []text `xml:"text"`
+			Rects []rect `xml:"rect"`
+			Lines []struct {
+				Points string `xml:"points,attr"`
+			} `xml:"polyline"`
+		} `xml:"g"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("the SVG does not parse: %v", err)
+	}
+	if len(doc.Panels) != 4 {
+		t.Fatalf("%d panels, want one per policy (4)", len(doc.Panels))
+	}
+	prevBottom := 0.0
+	for i, p := range doc.Panels {
+		var plot *rect
+		for j := range p.Rects {
+			if p.Rects[j].Class == "plot" {
+				plot = &p.Rects[j]
+			}
+		}
+		var legend *text
+		for j := range p.Texts {
+			if p.Texts[j].Class == "legend" {
+				legend = &p.Texts[j]
+			}
+		}
+		if plot == nil || legend == nil {
+			t.Fatalf("panel %d: no plot area or no legend", i)
+		}
+		if !strings.Contains(legend.Body, rep.Results[i].Policy) || !strings.Contains(legend.Body, "3 429s") {
+			t.Errorf("panel %d legend %q does not name %s and its 429s", i, legend.Body, rep.Results[i].Policy)
+		}
+		if legend.Y >= plot.Y {
+			t.Errorf("panel %d: legend at y=%g is inside its plot area (from y=%g)", i, legend.Y, plot.Y)
+		}
+		if legend.Y-14 < prevBottom+14 {
+			t.Errorf("panel %d: legend at y=%g overlaps the panel above (its hours end at y=%g)", i, legend.Y, prevBottom+14)
+		}
+		prevBottom = plot.Y + plot.H
+		if len(p.Lines) != 2 {
+			t.Errorf("panel %d: %d lines, want answers and fallbacks", i, len(p.Lines))
+		}
 	}
 }
