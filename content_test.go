@@ -57,7 +57,9 @@ func (h *harness) pollContent(chain, was string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := h.clk.BlockUntilDeadline(ctx, h.clk.Now().Add(contentPoll)); err != nil {
-		h.t.Fatalf("the content poller is not waiting: %v", err)
+		h.t.Errorf("the content poller is not waiting: %v", err)
+		h.clk.Advance(contentPoll)
+		return was
 	}
 	h.clk.Advance(contentPoll)
 	deadline := time.Now().Add(10 * time.Second)
@@ -66,7 +68,8 @@ func (h *harness) pollContent(chain, was string) string {
 			return now
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("content of %s still %q after a poll", chain, was)
+			h.t.Errorf("/healthz content_%s still %q after a poll", chain, was)
+			return was
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -101,7 +104,7 @@ func TestContentEditRetiresCachedAnswers(t *testing.T) {
 	}
 	before := h.healthLine("content_site")
 	if !strings.HasPrefix(before, "ok: 1 pages, version ") {
-		t.Fatalf("/healthz content_site = %q, want the content served", before)
+		t.Errorf("/healthz content_site = %q, want the content served", before)
 	}
 	writeContent(t, dir, "guide.md", "# Guide\n\n## Export\n\nExport your data as CSV or JSON from the settings page.")
 	// Until the poll, the content served is the old one, and so is the cache.
@@ -110,7 +113,7 @@ func TestContentEditRetiresCachedAnswers(t *testing.T) {
 	}
 	after := h.pollContent("site", before)
 	if !strings.HasPrefix(after, "ok: 1 pages, version ") {
-		t.Fatalf("after the edit: /healthz content_site = %q, want the new version", after)
+		t.Errorf("after the edit: /healthz content_site = %q, want the new version", after)
 	}
 	r := h.askText("site", q)
 	if r.status != 200 || r.header.Get("X-Tollfree-Cache") != "miss" {
