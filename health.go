@@ -27,6 +27,7 @@ func (g *Gateway) health(extra func() map[string]string) func() map[string]strin
 		if extra != nil {
 			maps.Copy(m, extra())
 		}
+		g.contentHealth(m)
 		if g.log != nil {
 			m["call_log"] = callLogHealth(g.log.Health())
 		}

@@ -35,7 +35,7 @@ import (
 
 // Searcher answers a question from the content when no route can (seed 000:
 // "a plain keyword search over the same content answers instead").
-// *search.Index implements it.
+// *search.Index and *content.Library implement it.
 type Searcher interface {
 	Answer(query string) (text string, ok bool)
 }
@@ -283,11 +283,11 @@ func (g *Gateway) searchAnswer(ch *config.Chain, req *llm.Request) (string, bool
 	if ch.Fallback.Kind != config.FallbackSearch {
 		return "", false
 	}
-	ix := g.search[ch.Name]
-	if ix == nil {
+	lib := g.content[ch.Name]
+	if lib == nil {
 		return "", false
 	}
-	return ix.Answer(lastUser(req))
+	return lib.Answer(lastUser(req))
 }
 
 // lastUser returns the text of the last user message: the question a
@@ -311,7 +311,7 @@ func (g *Gateway) cacheKey(ch *config.Chain, c *Call) (cache.Key, bool) {
 	if g.cache == nil || ch.CacheTTL <= 0 || c.NoCache {
 		return cache.Key{}, false
 	}
-	return cache.KeyFor(ch.Name, c.Request, ch.ContentVersion), true
+	return cache.KeyFor(ch.Name, c.Request, g.contentVersion(ch)), true
 }
 
 // serveCached answers a non-streamed request through the cache: a hit costs

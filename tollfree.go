@@ -56,6 +56,7 @@ import (
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/content"
 	"github.com/tollfree/tollfree/gate"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/clock"
@@ -64,7 +65,6 @@ import (
 	"github.com/tollfree/tollfree/provider/openaicompat"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
-	"github.com/tollfree/tollfree/search"
 	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/state/memstore"
@@ -117,8 +117,9 @@ type Gateway struct {
 	own     *memstore.Store // closed by Close when the gateway opened it
 	log     *calllog.Writer
 	cache   *cache.Cache
-	search  map[string]Searcher // by chain, for chains whose fallback is a search
-	ids     *reqid.Source       // names the requests that come without an id
+	shelf   *shelf                      // the live content folders (content.go)
+	content map[string]*content.Library // by chain: the content its answers draw on
+	ids     *reqid.Source               // names the requests that come without an id
 	clock   clock.Clock
 	logger  *slog.Logger
 	handler *httpapi.Server
@@ -214,11 +215,8 @@ func New(o Options) (*Gateway, error) {
 			log.Warn("response cache: served as a miss", "err", err)
 		}})
 	}
-	g.search, err = openSearch(o.Plan)
-	if err != nil {
-		g.Close()
-		return nil, err
-	}
+	g.shelf = newShelf(o.Clock, o.Logger)
+	g.content = openContents(o.Plan, g.shelf)
 	extra := g.handlers(&o)
 	for p, h := range o.Extra {
 		if extra == nil {
@@ -251,30 +249,6 @@ func Upstreams(p *config.Plan, client *http.Client) map[string]route.Upstream {
 		}
 	}
 	return ups
-}
-
-// openSearch opens the content index of every chain whose fallback is a
-// keyword search. Chains naming the same content share one index.
-func openSearch(p *config.Plan) (map[string]Searcher, error) {
-	out := make(map[string]Searcher)
-	byPath := make(map[string]*search.Index)
-	for _, name := range p.ChainOrder {
-		ch := p.Chains[name]
-		if ch.Fallback.Kind != config.FallbackSearch {
-			continue
-		}
-		ix := byPath[ch.Fallback.Content]
-		if ix == nil {
-			var err error
-			ix, err = search.Open(ch.Fallback.Content, search.Options{})
-			if err != nil {
-				return nil, fmt.Errorf("tollfree: chain %s: opening its search fallback: %w", name, err)
-			}
-			byPath[ch.Fallback.Content] = ix
-		}
-		out[name] = ix
-	}
-	return out, nil
 }
 
 func usesCache(p *config.Plan) bool {
@@ -325,6 +299,9 @@ func (g *Gateway) close() error {
 	}
 	if g.router != nil {
 		g.router.Close()
+	}
+	if g.shelf != nil {
+		g.shelf.close()
 	}
 	if g.log != nil {
 		errs = append(errs, g.log.Close())

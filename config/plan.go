@@ -411,8 +411,8 @@ type Chain struct {
 	SchemaRepairs int
 	// CacheTTL is how long answers are cached; 0 disables the cache.
 	CacheTTL time.Duration
-	// ContentVersion is mixed into cache keys; change it to retire every
-	// cached answer.
+	// ContentVersion is mixed into cache keys, beside the live version of
+	// the chain's search content; change it to retire every cached answer.
 	ContentVersion string
 	// Reasoning says what to do with reasoning text: "pass" (as
 	// reasoning_content) or "drop". Default drop.

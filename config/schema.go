@@ -312,7 +312,9 @@ type ChainConfig struct {
 	SchemaRepairs *int `yaml:"schema_repairs"`
 	// CacheTTL is how long answers are cached. Default 0: no cache.
 	CacheTTL *Duration `yaml:"cache_ttl"`
-	// ContentVersion is mixed into cache keys.
+	// ContentVersion is mixed into cache keys, beside the live version of
+	// the chain's search content (which already retires the cached answers
+	// when the content changes): change it to retire them by hand. Default "".
 	ContentVersion string `yaml:"content_version"`
 	// Reasoning is pass or drop. Default drop.
 	Reasoning string `yaml:"reasoning"`
@@ -333,6 +335,8 @@ type FallbackConfig struct {
 	Message string `yaml:"message"`
 	// Error answers with an error and Retry-After.
 	Error bool `yaml:"error"`
-	// Search answers with a keyword search over this folder or file.
+	// Search answers with a keyword search over this folder or file,
+	// watched for changes (package content). A folder that cannot be read
+	// degrades the search to nothing; it does not stop the gateway.
 	Search string `yaml:"search"`
 }

@@ -12,13 +12,16 @@
 // and case and accent folding. Answer turns the best one to three sections
 // into a short reply that says the assistant is resting. Version hashes
 // the content for the response cache, so editing a page retires every
-// cached answer.
+// cached answer. A page that cannot be indexed (not UTF-8, past a size
+// cap, unreadable) is skipped and listed by Index.Skipped, never fatal to
+// the rest of the folder. An Index never changes: package content reads
+// the folder anew when it changes and swaps the Index it serves.
 //
 // # Why it is hand-written
 //
-// The job is small: a few hundred pages, read once at start, queried with a
-// visitor's question. The Go libraries that do full-text search were
-// considered and none fits a library that must stay light:
+// The job is small: a few hundred pages, read at start and on each change,
+// queried with a visitor's question. The Go libraries that do full-text
+// search were considered and none fits a library that must stay light:
 //
 //   - bleve (blevesearch/bleve/v2) indexes any Go value with analyzers,
 //     facets and an on-disk scorch segment format; it pulls in dozens of

@@ -25,7 +25,7 @@ const (
 	DefaultMaxTotalBytes = 64 << 20 // 64 MiB
 )
 
-// Conditions Open reports; test with errors.Is.
+// Conditions Open and Index.Skipped report; test with errors.Is.
 var (
 	// ErrTooLarge: a file, or all of them together, is past a size cap.
 	ErrTooLarge = errors.New("content too large")
@@ -36,10 +36,12 @@ var (
 // Options tunes Open. The zero value works.
 type Options struct {
 	// MaxFileBytes caps one file, in bytes. Default 1 MiB; zero means the
-	// default. A larger file is an error naming it (ErrTooLarge).
+	// default. A larger file in a folder is skipped (Index.Skipped, an
+	// error wrapping ErrTooLarge); a larger single file fails Open.
 	MaxFileBytes int64
 	// MaxTotalBytes caps all files together, in bytes. Default 64 MiB; zero
-	// means the default. Past it Open fails (ErrTooLarge).
+	// means the default. A file that would pass it is skipped (Index.Skipped,
+	// ErrTooLarge), so the first pages in lexical order are kept.
 	MaxTotalBytes int64
 	// BaseURL, when set, makes Answer link each section it quotes: BaseURL
 	// joined with the page's path (extension dropped, index pages as their
@@ -62,6 +64,7 @@ type Index struct {
 	idf       []float32 // by term id
 	norm      []float32 // by section: k1·(1 − b + b·length/average), kept apart for locality
 	version   string
+	skipped   []Problem // files Open could not index
 	scratch   sync.Pool // *scratch
 }
 
@@ -104,8 +107,12 @@ const (
 // (Markdown), .txt (plain text) and .html and .htm (tags stripped); other
 // files, and files and folders whose names start with a dot, are skipped.
 // A link to a file is read; a link to a folder is not followed. Every page
-// must be UTF-8 (a leading byte-order mark is dropped). Errors name the
-// file. Open reads the disk only here: the Index never touches it again,
+// must be UTF-8 (a leading byte-order mark is dropped). A page of a folder
+// that cannot be indexed (not UTF-8, past a size cap, unreadable) is
+// skipped and listed by Index.Skipped, never fatal; Open fails only when
+// root cannot be read, is a single file that cannot be indexed, or holds
+// no page with text (ErrNoContent). Errors name the file. Open reads the
+// disk only here: the Index never touches it again,
 // so an edit takes effect when the caller opens the content anew.
 func Open(root string, o Options) (*Index, error) {
 	if o.MaxFileBytes <= 0 {
@@ -114,11 +121,11 @@ func Open(root string, o Options) (*Index, error) {
 	if o.MaxTotalBytes <= 0 {
 		o.MaxTotalBytes = DefaultMaxTotalBytes
 	}
-	files, err := collect(root, o)
+	files, skipped, err := collect(root, o)
 	if err != nil {
 		return nil, err
 	}
-	bd := builder{ix: &Index{terms: map[string]uint32{}}, tf: map[uint32]float32{}}
+	bd := builder{ix: &Index{terms: map[string]uint32{}, skipped: skipped}, tf: map[uint32]float32{}}
 	h := sha256.New()
 	for _, f := range files {
 		var n [8]byte
@@ -130,7 +137,7 @@ func Open(root string, o Options) (*Index, error) {
 		bd.addPage(f, o.BaseURL)
 	}
 	if len(bd.ix.sections) == 0 {
-		return nil, fmt.Errorf("search: open %s: every page is empty: %w", root, ErrNoContent)
+		return nil, fmt.Errorf("search: open %s: every page is empty%s: %w", root, skippedNote(skipped), ErrNoContent)
 	}
 	ix := bd.finish()
 	ix.version = hex.EncodeToString(h.Sum(nil)[:12])
@@ -147,6 +154,18 @@ func (ix *Index) Pages() int { return len(ix.pages) }
 
 // Sections is the number of sections indexed.
 func (ix *Index) Sections() int { return len(ix.sections) }
+
+// Skipped lists the files Open could not index, in the order it met them,
+// each naming the file and what to fix; nil when every page was read. The
+// caller logs them: the rest of the content is indexed all the same.
+func (ix *Index) Skipped() []Problem { return ix.skipped }
+
+func skippedNote(skipped []Problem) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d skipped; the first: %v)", len(skipped), skipped[0].Err)
+}
 
 type file struct {
 	rel  string // slash-separated, relative to the root
@@ -166,72 +185,124 @@ func kind(name string) string {
 	return ""
 }
 
-func collect(root string, o Options) ([]file, error) {
+// Problem is a file Open skipped, and why: it is not UTF-8, it is past a
+// size cap, or it could not be read. Err names the file and says what to
+// do; Path is the file, slash-separated, relative to the content's root.
+type Problem struct {
+	Path string
+	Err  error
+}
+
+func (p Problem) String() string { return p.Err.Error() }
+
+// collect lists and reads the pages under root. A file that cannot be
+// indexed is skipped and reported, never fatal (issue 14: "a broken file
+// is reported and skipped"); only a root that cannot be read, a single
+// file that is not a page, or a folder with no page fails.
+func collect(root string, o Options) ([]file, []Problem, error) {
 	st, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("search: open content: %w", err)
+		return nil, nil, fmt.Errorf("search: open content: %w", err)
 	}
-	var files []file
-	var total int64
-	add := func(p, rel string, size int64) error {
-		if size > o.MaxFileBytes {
-			return fmt.Errorf("search: %s is %d bytes, past the %d-byte cap per file (Options.MaxFileBytes); split it or raise the cap: %w", p, size, o.MaxFileBytes, ErrTooLarge)
-		}
-		if total += size; total > o.MaxTotalBytes {
-			return fmt.Errorf("search: content under %s passes %d bytes at %s, the cap on all files (Options.MaxTotalBytes); trim it or raise the cap: %w", root, o.MaxTotalBytes, p, ErrTooLarge)
-		}
-		data, err := readCapped(p, o.MaxFileBytes)
-		if err != nil {
-			return err
-		}
-		if !utf8.Valid(data) {
-			return fmt.Errorf("search: %s is not valid UTF-8; save it as UTF-8", p)
-		}
-		files = append(files, file{rel: rel, data: data})
-		return nil
-	}
+	c := collector{root: root, o: o}
 	if !st.IsDir() {
 		if kind(root) == "" {
-			return nil, fmt.Errorf("search: %s: not a page; use a .md, .txt or .html file or a folder of them", root)
+			return nil, nil, fmt.Errorf("search: %s: not a page; use a .md, .txt or .html file or a folder of them", root)
 		}
-		if err := add(root, filepath.Base(root), st.Size()); err != nil {
-			return nil, err
+		if err := c.add(root, filepath.Base(root), st.Size()); err != nil {
+			return nil, nil, err
 		}
-		return files, nil
+		return c.files, nil, nil
 	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("search: read content: %w", err)
-		}
-		if p != root && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || kind(p) == "" {
-			return nil
-		}
-		info, err := os.Stat(p) // follows a link to a page
-		if err != nil {
-			return fmt.Errorf("search: read content: %w", err)
-		}
-		if !info.Mode().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return fmt.Errorf("search: read content: %w", err)
-		}
-		return add(p, filepath.ToSlash(rel), info.Size())
-	})
+	err = filepath.WalkDir(root, c.visit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("search: no .md, .txt or .html files under %s: %w", root, ErrNoContent)
+	if len(c.files) == 0 {
+		if len(c.skipped) > 0 {
+			return nil, c.skipped, fmt.Errorf("search: no page under %s could be read (%d skipped; the first: %v): %w", root, len(c.skipped), c.skipped[0].Err, ErrNoContent)
+		}
+		return nil, nil, fmt.Errorf("search: no .md, .txt or .html files under %s: %w", root, ErrNoContent)
 	}
-	return files, nil
+	return c.files, c.skipped, nil
+}
+
+// collector gathers the pages of a folder and the files it skipped.
+type collector struct {
+	root    string
+	o       Options
+	files   []file
+	skipped []Problem
+	total   int64
+}
+
+// visit is the WalkDir callback: it skips hidden names and files that are
+// not pages, and reports what it cannot read below the root.
+func (c *collector) visit(p string, d fs.DirEntry, err error) error {
+	if err != nil {
+		if p == c.root {
+			return fmt.Errorf("search: read content: %w", err)
+		}
+		c.skip(p, fmt.Errorf("search: cannot read %s (%w); fix its permissions or remove it", p, err))
+		if d != nil && d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	if p != c.root && strings.HasPrefix(d.Name(), ".") {
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	if d.IsDir() || kind(p) == "" {
+		return nil
+	}
+	info, err := os.Stat(p) // follows a link to a page
+	if err != nil {
+		c.skip(p, fmt.Errorf("search: cannot read %s (%w); fix it or remove it", p, err))
+		return nil
+	}
+	if !info.Mode().IsRegular() {
+		return nil
+	}
+	if err := c.add(p, c.rel(p), info.Size()); err != nil {
+		c.skip(p, err)
+	}
+	return nil
+}
+
+func (c *collector) rel(p string) string {
+	rel, err := filepath.Rel(c.root, p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
+}
+
+func (c *collector) skip(p string, err error) {
+	c.skipped = append(c.skipped, Problem{Path: c.rel(p), Err: err})
+}
+
+// add reads one page, or says why it cannot be indexed.
+func (c *collector) add(p, rel string, size int64) error {
+	o := c.o
+	if size > o.MaxFileBytes {
+		return fmt.Errorf("search: %s is %d bytes, past the %d-byte cap per file (Options.MaxFileBytes); split it or raise the cap: %w", p, size, o.MaxFileBytes, ErrTooLarge)
+	}
+	if c.total+size > o.MaxTotalBytes {
+		return fmt.Errorf("search: content under %s passes %d bytes at %s, the cap on all files (Options.MaxTotalBytes); trim it or raise the cap: %w", c.root, o.MaxTotalBytes, p, ErrTooLarge)
+	}
+	data, err := readCapped(p, o.MaxFileBytes)
+	if err != nil {
+		return err
+	}
+	if !utf8.Valid(data) {
+		return fmt.Errorf("search: %s is not valid UTF-8; save it as UTF-8", p)
+	}
+	c.total += int64(len(data))
+	c.files = append(c.files, file{rel: rel, data: data})
+	return nil
 }
 
 // readCapped reads p, failing if it has grown past max since it was listed.

@@ -20,9 +20,9 @@ func TestOpenErrors(t *testing.T) {
 		{"missing path", nil, "nope", Options{}, os.ErrNotExist, []string{"nope"}},
 		{"empty folder", map[string]string{"x.json": "{}"}, "", Options{}, ErrNoContent, []string{"no .md, .txt or .html files under"}},
 		{"only empty pages", map[string]string{"a.md": "# Only a title\n", "b.txt": "  \n"}, "", Options{}, ErrNoContent, []string{"every page is empty"}},
-		{"file past the cap", map[string]string{"small.md": "hi", "sub/big.md": strings.Repeat("x", 101)}, "", Options{MaxFileBytes: 100}, ErrTooLarge, []string{filepath.Join("sub", "big.md"), "101 bytes", "MaxFileBytes"}},
-		{"total past the cap", map[string]string{"a.md": strings.Repeat("a", 60), "b.md": strings.Repeat("b", 60)}, "", Options{MaxTotalBytes: 100}, ErrTooLarge, []string{"b.md", "MaxTotalBytes"}},
-		{"not utf-8", map[string]string{"latin1.txt": "caf\xe9"}, "", Options{}, nil, []string{"latin1.txt", "not valid UTF-8"}},
+		{"single file past the cap", map[string]string{"big.md": strings.Repeat("x", 101)}, "big.md", Options{MaxFileBytes: 100}, ErrTooLarge, []string{"big.md", "101 bytes", "MaxFileBytes"}},
+		{"single file not utf-8", map[string]string{"latin1.txt": "caf\xe9"}, "latin1.txt", Options{}, nil, []string{"latin1.txt", "not valid UTF-8"}},
+		{"every page broken", map[string]string{"latin1.txt": "caf\xe9", "x.json": "{}"}, "", Options{}, ErrNoContent, []string{"1 skipped", "latin1.txt", "not valid UTF-8"}},
 		{"unsupported single file", map[string]string{"doc.pdf": "%PDF"}, "doc.pdf", Options{}, nil, []string{"doc.pdf", "not a page"}},
 	}
 	for _, tt := range tests {
@@ -44,6 +44,57 @@ func TestOpenErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenSkipsBrokenFiles: a file that cannot be indexed is skipped and
+// reported, naming the file and what to fix; the rest is indexed (issue 14).
+func TestOpenSkipsBrokenFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.md", "# Alpha\n\nalpha words here")
+	writeFile(t, dir, "b.md", strings.Repeat("b", 60))
+	writeFile(t, dir, "latin1.txt", "caf\xe9")
+	writeFile(t, dir, "sub/big.md", strings.Repeat("x", 101))
+	writeFile(t, dir, "z.md", strings.Repeat("z", 60))
+	ix, err := Open(dir, Options{MaxFileBytes: 100, MaxTotalBytes: 120})
+	if err != nil {
+		t.Fatalf("Open = %v, want the good pages indexed", err)
+	}
+	if got := ix.Pages(); got != 2 {
+		t.Errorf("Pages() = %d, want 2 (a.md, b.md)", got)
+	}
+	want := []struct {
+		path  string
+		is    error
+		words []string
+	}{
+		{"latin1.txt", nil, []string{"latin1.txt", "not valid UTF-8", "save it as UTF-8"}},
+		{"sub/big.md", ErrTooLarge, []string{filepath.Join("sub", "big.md"), "101 bytes", "MaxFileBytes"}},
+		{"z.md", ErrTooLarge, []string{"z.md", "MaxTotalBytes", "trim it or raise the cap"}},
+	}
+	got := ix.Skipped()
+	if len(got) != len(want) {
+		t.Fatalf("Skipped() = %v, want %d problems", got, len(want))
+	}
+	for i, w := range want {
+		if got[i].Path != w.path {
+			t.Errorf("Skipped()[%d].Path = %q, want %q", i, got[i].Path, w.path)
+		}
+		if w.is != nil && !errors.Is(got[i].Err, w.is) {
+			t.Errorf("Skipped()[%d] = %v, want errors.Is %v", i, got[i].Err, w.is)
+		}
+		for _, m := range w.words {
+			if !strings.Contains(got[i].String(), m) {
+				t.Errorf("Skipped()[%d] = %q, want it to name %q", i, got[i], m)
+			}
+		}
+	}
+	if hits := ix.Search("alpha", 1); len(hits) != 1 {
+		t.Errorf("Search(alpha) = %v, want a.md", hits)
+	}
+	good, err := Open(filepath.Join(dir, "a.md"), Options{})
+	if err != nil || good.Skipped() != nil {
+		t.Errorf("a clean page: Skipped() = %v, err %v; want none", good.Skipped(), err)
 	}
 }
 
