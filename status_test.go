@@ -615,8 +615,14 @@ func TestStatusSilentLoserNotReady(t *testing.T) {
 	if rt.State != status.Resting || rt.Rest == nil || rt.Rest.Class != "timeout" {
 		t.Fatalf("after 2 silent losses %s is %q (rest %+v), want resting (timeout)", hung, rt.State, rt.Rest)
 	}
-	if text := cardText(t, string(h.get("/status").body), card); !strings.Contains(text, "resting") || !strings.Contains(text, "timeout") || !strings.Contains(text, "2 races lost in silence") {
+	page := string(h.get("/status").body)
+	if text := cardText(t, page, card); !strings.Contains(text, "resting") || !strings.Contains(text, "timeout") || !strings.Contains(text, "2 races lost in silence") {
 		t.Errorf("the resting card says %q, want resting, timeout and 2 races lost in silence", text)
+	}
+	// Read without its script, the page gives the rest's end in UTC, in a
+	// <time> element the script shows in the viewer's zone.
+	if until := rt.Rest.Until.UTC(); !strings.Contains(page, `<time datetime="`+until.Format(time.RFC3339)+`" title="`+until.Format("15:04:05 UTC")+`">`+until.Format("15:04:05 UTC")+`</time>`) {
+		t.Errorf("the page does not give the rest's end, %s, as a <time> in UTC", until.Format(time.RFC3339))
 	}
 
 	h.clk.Advance(rt.Rest.Until.Sub(h.clk.Now()) + time.Minute) // the rest ends; nothing answered since
