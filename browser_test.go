@@ -134,8 +134,12 @@ func inZone(name string) chromedp.Action[chromedp.Void] {
 // races that routeID lost in silence: nothing rests it (the keeper does
 // not see them), so the status finds it failing.
 func feedSilent(h *harness, routeID string, n int) {
+	now := time.Now() // the screenshot's gateway runs on the wall clock
+	if h.clk != nil {
+		now = h.clk.Now()
+	}
 	for i := range n {
-		a := route.Attempt{RequestID: fmt.Sprint("silent-", i), Chain: "answer", Route: routeID, Class: failure.SilentLoser, Start: h.clk.Now(), Latency: 3 * time.Second}
+		a := route.Attempt{RequestID: fmt.Sprint("silent-", i), Chain: "answer", Route: routeID, Class: failure.SilentLoser, Start: now, Latency: 3 * time.Second}
 		a.Provider, a.Model, _ = strings.Cut(routeID, "/")
 		h.gw.Router().Record(&a)
 	}
