@@ -3,7 +3,14 @@
 // build step, no external asset), and /status.json, the status.Snapshot it
 // is rendered from. The page refreshes itself by fetching its own live part
 // every few seconds while it is visible, and offers the admin actions
-// (package admin) when an admin token is configured and typed in.
+// (package admin) when an admin token is configured and typed in; Pause
+// first asks, in a dialog the refresh leaves alone, for how long and why.
+//
+// The page leads the eye: chains, routes and providers come in the
+// snapshot's order of urgency (status.Snapshot.RoutesByUrgency), troubles
+// first. Times are <time> elements written in UTC, which the page's script
+// shows in the viewer's zone, keeping the UTC time as their title: read
+// without the script, the page still says UTC.
 //
 // A private page (Options.Authorized; the gateway's default when callers
 // need a key) answers 401 without a token: /status.json with an error, and
