@@ -3,6 +3,7 @@ package tollfree_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,10 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
 )
 
@@ -107,9 +112,57 @@ func pageStates(t *testing.T, ctx context.Context) map[string]string {
 	return got
 }
 
+// pageOrder lists the route cards in the order the page shows them.
+func pageOrder(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-route]')].map(e => e.dataset.route)`))
+	if err != nil {
+		t.Fatalf("reading the page: %v", err)
+	}
+	return got
+}
+
+// inZone makes the browser's local time zone name.
+func inZone(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: name})
+		return err
+	})
+}
+
+// feedSilent hands the gateway's recorders, as the router does, n hedge
+// races that routeID lost in silence: nothing rests it (the keeper does
+// not see them), so the status finds it failing.
+func feedSilent(h *harness, routeID string, n int) {
+	now := time.Now() // the screenshot's gateway runs on the wall clock
+	if h.clk != nil {
+		now = h.clk.Now()
+	}
+	for i := range n {
+		a := route.Attempt{RequestID: fmt.Sprint("silent-", i), Chain: "answer", Route: routeID, Class: failure.SilentLoser, Start: now, Latency: 3 * time.Second}
+		a.Provider, a.Model, _ = strings.Cut(routeID, "/")
+		h.gw.Router().Record(&a)
+	}
+}
+
+// pauseFromPage clicks a card's Pause button, fills the pause form (for:
+// a value of its select, "" until resumed; reason) and sends it.
+func pauseFromPage(card, forValue, reason string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.CSS(card+` button[data-act="pause"]`)),
+		chromedp.WaitVisible(chromedp.ID("pause-form")),
+		chromedp.SetValue(chromedp.ID("pause-for"), forValue),
+		chromedp.SendKeys(chromedp.ID("pause-reason"), reason),
+		chromedp.Click(chromedp.CSS(`#pause-form button[type="submit"]`)),
+	)
+}
+
 // TestStatusPageInBrowser loads /status in headless Chromium: the states it
-// renders are the routes' real states, and its pause and resume buttons
-// act on the gateway. With -update-screenshot (or
+// renders are the routes' real states, troubles first (a failing route,
+// then the resting and exhausted ones, above the ready ones); its times are
+// in the viewer's zone with the UTC time on hover; its pause form sends how
+// long and why, which the paused card then shows; and its resume button
+// acts on the gateway (issue 16 item 4). With -update-screenshot (or
 // TOLLFREE_UPDATE_SCREENSHOT=1) it also retakes docs/status.png, on the
 // wall clock so that the latencies shown are real.
 func TestStatusPageInBrowser(t *testing.T) {
@@ -133,11 +186,14 @@ func TestStatusPageInBrowser(t *testing.T) {
 	h.ask("answer")
 	h.emu.Script("groq", "llama-3.1-8b-instant", emulator.Step{Kind: emulator.RateDay, RetryAfter: 5 * time.Hour})
 	h.ask("small")
+	const cere = "cerebras/gpt-oss-120b"
+	feedSilent(h, cere, 2)
 
 	ctx := newBrowser(t, 1280, 900)
 	const gem = "gemini/gemini-2.5-flash-lite"
 	sel := func(route, state string) string { return `[data-route="` + route + `"][data-state="` + state + `"]` }
 	if err := chromedp.Do(ctx,
+		inZone("Asia/Kolkata"), // UTC+5:30: no viewer's clock shows UTC by chance
 		chromedp.Navigate(h.srv.URL+"/status"),
 		chromedp.WaitVisible(chromedp.CSS(sel("groq/llama-3.3-70b-versatile", status.Resting))),
 	); err != nil {
@@ -150,23 +206,55 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}
 	for id, w := range map[string]string{"groq/llama-3.3-70b-versatile": status.Resting, "groq/llama-3.1-8b-instant": status.Exhausted,
-		"mistral/mistral-small-latest": status.Disabled, gem: status.Ready} {
+		"mistral/mistral-small-latest": status.Disabled, gem: status.Ready, cere: status.Failing} {
 		if got[id] != w {
 			t.Errorf("page shows %s as %q, want %q", id, got[id], w)
 		}
 	}
+	order := pageOrder(t, ctx)
+	if want := []string{cere, "groq/llama-3.3-70b-versatile", "groq/llama-3.1-8b-instant", gem, "mistral/mistral-small-latest"}; strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("the page shows the routes in the order %v, want troubles first: %v", order, want)
+	}
 
-	// Pause gemini by hand from the page: the page shows it paused, the
-	// gateway has it paused, and the next request does not call it.
+	// Pause gemini by hand from the page, for 6 hours and why: the page
+	// shows it paused with the reason and until when, in the viewer's zone
+	// with UTC on hover; the gateway has it paused so; the next request
+	// does not call it.
+	const why = "answers in the wrong language"
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.ID("token"), adminToken),
-		chromedp.Click(chromedp.CSS(sel(gem, status.Ready)+` button[data-act="pause"]`)),
+		pauseFromPage(sel(gem, status.Ready), "6h", why),
 		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Paused))),
 	); err != nil {
 		t.Fatalf("pausing from the page: %v", err)
 	}
-	if r := routeOf(t, h.snapshot(), gem); r.State != status.Paused || r.Rest == nil || r.Rest.Class != "paused" {
-		t.Fatalf("after clicking pause, %s is %q (%+v), want paused by hand", gem, r.State, r.Rest)
+	snap := h.snapshot()
+	r := routeOf(t, snap, gem)
+	if r.State != status.Paused || r.Rest == nil || r.Rest.Class != "paused" || r.Rest.Until == nil || !strings.Contains(r.Rest.Reason, why) {
+		t.Fatalf("after the pause form, %s is %q (%+v), want paused by hand, with the reason and an end", gem, r.State, r.Rest)
+	}
+	if d := r.Rest.Until.Sub(snap.Now); d <= 6*time.Hour-time.Minute || d > 6*time.Hour {
+		t.Errorf("paused for %v, want the 6h the form said", d)
+	}
+	type stampSeen struct {
+		Card     string `json:"card"`
+		Text     string `json:"text"`
+		Title    string `json:"title"`
+		Datetime string `json:"datetime"`
+	}
+	js := `(() => { const c = document.querySelector('` + sel(gem, status.Paused) + `'), e = c.querySelector('.why time');
+		return {card: c.innerText, text: e.textContent, title: e.title, datetime: e.getAttribute('datetime')} })()`
+	seen, err := chromedp.Run(ctx, chromedp.Evaluate[stampSeen](js))
+	if err != nil {
+		t.Fatalf("reading the paused card: %v", err)
+	}
+	if !strings.Contains(seen.Card, why) || !strings.Contains(seen.Card, "until") {
+		t.Errorf("the paused card says %q, want the reason %q and until when", seen.Card, why)
+	}
+	if seen.Datetime != r.Rest.Until.UTC().Format(time.RFC3339) || !strings.HasSuffix(seen.Title, "UTC") ||
+		strings.Contains(seen.Text, "UTC") || !strings.Contains(seen.Text, "GMT+5:30") {
+		t.Errorf("the pause's end shows %q (title %q, datetime %q), want it in the viewer's zone (GMT+5:30), UTC in the title, at %s",
+			seen.Text, seen.Title, seen.Datetime, r.Rest.Until.UTC().Format(time.RFC3339))
 	}
 	calls := h.emu.Calls("gemini", "gemini-2.5-flash-lite")
 	if reply := h.ask("answer"); reply.status != 200 {
@@ -248,7 +336,7 @@ func TestPrivateStatusPageInBrowser(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value=''`),
 		chromedp.SendKeys(chromedp.ID("token"), adminToken),
 		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Ready))),
-		chromedp.Click(chromedp.CSS(sel(gem, status.Ready)+` button[data-act="pause"]`)),
+		pauseFromPage(sel(gem, status.Ready), "", "maintenance"),
 		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Paused))),
 	); err != nil {
 		t.Fatalf("pausing from the private page: %v", err)
@@ -271,12 +359,14 @@ func TestPrivateStatusPageInBrowser(t *testing.T) {
 
 // TestStatusPageRescuesOnAPhone loads /status on a phone-sized screen after
 // the gateway recorded broken streams rescued and polite retries (issue 13
-// item 5; feedRescues): the route and chain cards say so in words, and no
-// line runs off the screen (the page never scrolls sideways).
+// item 5; feedRescues) and silent hedge losses: the route and chain cards
+// say so in words, and no line, nor the pause form, runs off the screen
+// (the page never scrolls sideways; issue 16 item 4).
 func TestStatusPageRescuesOnAPhone(t *testing.T) {
 	checkLeaks(t)
-	h := newStatusHarness(t, false)
+	h := newStatusHarness(t, true)
 	feedRescues(h)
+	feedSilent(h, "gemini/gemini-2.5-flash-lite", 3)
 	ctx := newBrowser(t, 390, 844)
 	const rescues = `[data-route="cerebras/gpt-oss-120b"] [data-rescues]`
 	if err := chromedp.Do(ctx,
@@ -306,6 +396,9 @@ func TestStatusPageRescuesOnAPhone(t *testing.T) {
 		rescues: "rescued 3 broken streams (prefix 1, instruct 1, afresh 1)",
 		`[data-route="gemini/gemini-2.5-flash-lite"] [data-rescues]`: "2 polite retries, 1 answered",
 		`[data-chain="answer"] .last`:                                "3 broken streams rescued",
+		`[data-route="gemini/gemini-2.5-flash-lite"] [data-failing]`: "6 of its last 7 attempts failed, 3 of them silent",
+		`[data-route="groq/llama-3.3-70b-versatile"] [data-failing]`: "3 of its last 3 attempts failed",
+		`[data-route="gemini/gemini-2.5-flash-lite"] .last`:          "7 attempts · 3 races lost in silence",
 	} {
 		got := look(sel)
 		if !strings.Contains(got.Text, want) {
@@ -314,5 +407,15 @@ func TestStatusPageRescuesOnAPhone(t *testing.T) {
 		if got.Width > 400 || got.Right > got.Width || got.Scroll > got.Width {
 			t.Errorf("%s on a %.0f px wide screen ends at %.0f px, the page %.0f px wide: it runs off the screen", sel, got.Width, got.Right, got.Scroll)
 		}
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("token"), adminToken),
+		chromedp.Click(chromedp.CSS(`[data-route="cerebras/gpt-oss-120b"] button[data-act="pause"]`)),
+		chromedp.WaitVisible(chromedp.ID("pause-form")),
+	); err != nil {
+		t.Fatalf("opening the pause form: %v", err)
+	}
+	if got := look(`#pause-form`); got.Right > got.Width || got.Scroll > got.Width {
+		t.Errorf("the pause form on a %.0f px wide screen ends at %.0f px, the page %.0f px wide: it runs off the screen", got.Width, got.Right, got.Scroll)
 	}
 }

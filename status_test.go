@@ -493,7 +493,7 @@ func TestMetrics(t *testing.T) {
 		allowed[c.String()] = true
 	}
 	for _, v := range []string{"answered", "cached", "fallback", "failed", "rejected", "cancelled", "message", "search", "error",
-		"in", "out", "rpm", "rpd", "tpm", "tpd", "ready", "resting", "paused", "exhausted", "disabled",
+		"in", "out", "rpm", "rpd", "tpm", "tpd", "ready", "failing", "resting", "paused", "exhausted", "disabled",
 		metrics.MethodPrefix, metrics.MethodInstruct, metrics.MethodAfresh} {
 		allowed[v] = true
 	}
@@ -586,6 +586,55 @@ func TestStatusShowsSilentLosses(t *testing.T) {
 	rt := routeOf(t, h.snapshot(), hung)
 	if rt.State != status.Resting || rt.Rest == nil || rt.Rest.Class != "timeout" || rt.SilentLosses != 2 || rt.LastError != "silent_loser" {
 		t.Errorf("/status.json shows %s as %+v (rest %+v), want resting (timeout) with 2 silent losses, last error silent_loser", hung, rt, rt.Rest)
+	}
+}
+
+// TestStatusSilentLoserNotReady (issue 16 item 4): a route that hangs on
+// every call but always loses the hedge race is never shown ready with no
+// failures. Two silent losses rest it (timeout), and the page says so;
+// when that rest has ended and nothing has answered on it since, it is
+// failing, not ready: /status.json and its card say its latest attempts
+// were silent, and the card counts its races lost in silence.
+func TestStatusSilentLoserNotReady(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, silentChain)
+	const hung = "groq/llama-3.3-70b-versatile"
+	card := `data-route="` + hung + `"`
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Hang}, emulator.Step{Kind: emulator.Hang})
+	for n := 1; n <= 2; n++ {
+		done := h.askAsync("fast")
+		h.waitCalls("groq", "llama-3.3-70b-versatile", n)
+		h.clk.Advance(3 * time.Second)
+		if got := <-done; got.status != 200 {
+			t.Fatalf("request %d: got %d %s, want the hedge's answer", n, got.status, got.body)
+		}
+		h.waitIdle()
+		h.gw.Router().Close() // the loser is wound down and recorded
+	}
+	rt := routeOf(t, h.snapshot(), hung)
+	if rt.State != status.Resting || rt.Rest == nil || rt.Rest.Class != "timeout" {
+		t.Fatalf("after 2 silent losses %s is %q (rest %+v), want resting (timeout)", hung, rt.State, rt.Rest)
+	}
+	page := string(h.get("/status").body)
+	if text := cardText(t, page, card); !strings.Contains(text, "resting") || !strings.Contains(text, "timeout") || !strings.Contains(text, "2 races lost in silence") {
+		t.Errorf("the resting card says %q, want resting, timeout and 2 races lost in silence", text)
+	}
+	// Read without its script, the page gives the rest's end in UTC, in a
+	// <time> element the script shows in the viewer's zone.
+	if until := rt.Rest.Until.UTC(); !strings.Contains(page, `<time datetime="`+until.Format(time.RFC3339)+`" title="`+until.Format("15:04:05 UTC")+`">`+until.Format("15:04:05 UTC")+`</time>`) {
+		t.Errorf("the page does not give the rest's end, %s, as a <time> in UTC", until.Format(time.RFC3339))
+	}
+
+	h.clk.Advance(rt.Rest.Until.Sub(h.clk.Now()) + time.Minute) // the rest ends; nothing answered since
+	rt = routeOf(t, h.snapshot(), hung)
+	if rt.State == status.Ready || rt.State != status.Failing || rt.Latest == nil || rt.Latest.Silent != 2 {
+		t.Errorf("once its rest ended, %s is %q (latest %+v), want failing with 2 latest silent losses, not ready", hung, rt.State, rt.Latest)
+	}
+	text := cardText(t, string(h.get("/status").body), card)
+	for _, want := range []string{"failing", "silent on 2 of its last 2 attempts", "2 races lost in silence"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the card of %s says %q, want %q", hung, text, want)
+		}
 	}
 }
 

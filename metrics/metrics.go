@@ -131,7 +131,7 @@ func New(o Options) *Metrics {
 	m.rest = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameResting,
 		Help: "1 for each rest or pause in force, by key (route or provider:<name>) and class (a failure class or paused)."}, []string{LabelKey, LabelClass})
 	m.state = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameRouteState,
-		Help: "1 for each route's current state (ready, resting, paused, exhausted, disabled)."}, []string{LabelRoute, LabelState})
+		Help: "1 for each route's current state (ready, failing, resting, paused, exhausted, disabled)."}, []string{LabelRoute, LabelState})
 	m.errs = prometheus.NewCounter(prometheus.CounterOpts{Name: NameScrapeErrors,
 		Help: "Scrapes whose state gauges could not be read in full from the state store."})
 	rescues := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameStreamRescues,

@@ -79,13 +79,15 @@ const (
 )
 
 // Route states, the values of state on NameRouteState: rest.State's
-// labels, as the status page shows them.
+// labels, and failing (nothing rests the route but most of its latest
+// attempts failed), as the status page shows them.
 const (
 	StateReady     = string(rest.Ready)
 	StateResting   = string(rest.Resting)
 	StatePaused    = string(rest.Paused)
 	StateExhausted = string(rest.Exhausted)
 	StateDisabled  = string(rest.Disabled)
+	StateFailing   = "failing"
 )
 
 // ClassPaused is the class of a pause set by hand (rest.Rest.Label).
@@ -101,7 +103,7 @@ var outcomes = [...]string{OutcomeAnswered, OutcomeCached, OutcomeFallback, Outc
 
 var fallbackKinds = [...]string{FallbackMessage, FallbackSearch, FallbackError}
 
-var states = [...]string{StateReady, StateResting, StatePaused, StateExhausted, StateDisabled}
+var states = [...]string{StateReady, StateFailing, StateResting, StatePaused, StateExhausted, StateDisabled}
 
 // methods are the rescue methods in figures.Methods' order, which indexes
 // them.

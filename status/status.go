@@ -15,7 +15,25 @@
 //	           counted full; until the reset
 //	resting    an automatic rest of the route or its provider; until when
 //	           and why (the failure class)
+//	failing    nothing rests it, but most of its latest attempts failed:
+//	           at least 2 of its last stats.Lately judged ones, and more
+//	           than half (Latest says how many, and how many of those lost
+//	           a hedge race in silence). A route that hangs on every call
+//	           but always loses the race to another is failing, not ready,
+//	           in the moments its timeout rest has ended
 //	ready      none of the above
+//
+// A provider's state is its own rest's when it has one (a dead key, a
+// pause by hand). Otherwise it follows its enabled routes: ready when all
+// are, partly (Partly) when some are not, and, when none is, the most
+// urgent of theirs (see below): a provider whose only route rests is
+// resting.
+//
+// The page leads the eye: RoutesByUrgency, ChainsByUrgency and
+// ProvidersByUrgency list what needs a look first (failing, then resting
+// and exhausted, then paused, then ready, disabled last; a chain down, then
+// degraded), each group in the plan's order. The Snapshot's own lists, and
+// so /status.json, keep the plan's order.
 //
 // A Snapshot holds no key, prompt or answer text: only names from the plan,
 // failure classes, counts, times, and the redacted short reasons the router
@@ -44,13 +62,22 @@ const (
 	Paused    = string(rest.Paused)
 	Exhausted = string(rest.Exhausted)
 	Disabled  = string(rest.Disabled)
+	// Failing: nothing rests the route, but most of its latest attempts
+	// failed (see the package doc).
+	Failing = "failing"
+	// Partly is a provider some of whose enabled routes are not ready.
+	Partly = "partly"
 )
+
+// failingAt is how many of its latest judged attempts a route must have
+// failed, at least, before it can be failing: one failure is a blip.
+const failingAt = 2
 
 // The chain states.
 const (
 	ChainReady    = "ready"    // its first enabled route is ready
 	ChainDegraded = "degraded" // a later route is ready
-	ChainDown     = "down"     // no route is ready: the fallback answers
+	ChainDown     = "down"     // no route is ready (each rests or is failing)
 )
 
 // ClassPaused is the Class of a rest set by hand (rest.Rest.Label).
@@ -202,6 +229,10 @@ type Route struct {
 	Figures
 	Attempts uint64 `json:"attempts"`
 	OK       uint64 `json:"ok"`
+	// Latest counts its last stats.Lately judged attempts (absent before
+	// the first): how many failed, and how many of those lost a hedge race
+	// in silence.
+	Latest *Latest `json:"latest,omitempty"`
 	// SilentLosses counts the hedge races the route lost having sent
 	// nothing: failures, each a strike toward a timeout rest.
 	SilentLosses uint64 `json:"silent_losses"`
@@ -226,13 +257,30 @@ type Route struct {
 	RescuedBy      map[string]uint64 `json:"rescued_by,omitempty"`
 }
 
+// Latest counts a route's latest judged attempts (stats.Latest).
+type Latest struct {
+	Judged int `json:"judged"`
+	Failed int `json:"failed"`
+	Silent int `json:"silent"`
+}
+
 // Provider is one provider account.
 type Provider struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
-	Rest  *Rest  `json:"rest,omitempty"`
+	// Rest is the provider's own rest (a dead key, a pause by hand); nil
+	// when its state follows its routes'.
+	Rest *Rest `json:"rest,omitempty"`
 	// Routes are its route IDs in the plan.
 	Routes []string `json:"routes"`
+	// Enabled is how many of its routes can be called (not disabled), and
+	// Ready how many of those are ready.
+	Enabled int `json:"enabled"`
+	Ready   int `json:"ready"`
+	// NotReady is the state its enabled routes that are not ready share
+	// ("resting"), or "not ready" when they differ; absent when all are
+	// ready.
+	NotReady string `json:"not_ready,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -290,8 +338,8 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 			}
 			r.Budget, r.ProviderBudget = windows(left.Route), windows(left.Provider)
 		}
-		r.State, r.Rest = routeState(rt, r, rests)
 		s.figures(&r)
+		r.State, r.Rest = routeState(rt, r, rests)
 		snap.Routes = append(snap.Routes, r)
 	}
 	if budgetFailed {
@@ -305,7 +353,7 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 		if pr == nil {
 			continue
 		}
-		out := Provider{Name: name, State: Ready}
+		out := Provider{Name: name}
 		for _, id := range p.RouteOrder {
 			if p.Routes[id].Provider == pr {
 				out.Routes = append(out.Routes, id)
@@ -313,6 +361,7 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		st := rests.OfProvider(pr)
 		out.State, out.Rest = string(st.State), restOf(st)
+		fromRoutes(&out, byID)
 		snap.Providers = append(snap.Providers, out)
 	}
 	for _, name := range p.ChainOrder {
@@ -370,6 +419,49 @@ func (s *Source) figures(r *Route) {
 	if !st.LastErrorAt.IsZero() {
 		r.LastError, r.LastErrorAt = st.LastError.String(), timePtr(st.LastErrorAt)
 	}
+	if st.Latest.Judged > 0 {
+		r.Latest = &Latest{Judged: st.Latest.Judged, Failed: st.Latest.Failed, Silent: st.Latest.Silent}
+	}
+}
+
+// failingNow reports whether a route's latest attempts make it failing
+// (see the package doc).
+func failingNow(l *Latest) bool {
+	return l != nil && l.Failed >= failingAt && 2*l.Failed > l.Judged
+}
+
+// fromRoutes counts a provider's enabled and ready routes and, when the
+// provider has no rest of its own, derives its state from theirs.
+func fromRoutes(pr *Provider, byID map[string]*Route) {
+	shared, worst := "", ""
+	for _, id := range pr.Routes {
+		r := byID[id]
+		if r == nil || r.State == Disabled {
+			continue
+		}
+		pr.Enabled++
+		if r.State == Ready {
+			pr.Ready++
+			continue
+		}
+		switch {
+		case shared == "":
+			shared, worst = r.State, r.State
+		case shared != r.State:
+			shared = "not ready"
+		}
+		if urgency(r.State) < urgency(worst) {
+			worst = r.State
+		}
+	}
+	pr.NotReady = shared
+	switch {
+	case pr.State != Ready || pr.Ready == pr.Enabled:
+	case pr.Ready > 0:
+		pr.State = Partly
+	default:
+		pr.State = worst
+	}
 }
 
 func figures(recent int, has bool, success, failover float64, lat stats.Latency) Figures {
@@ -382,13 +474,17 @@ func figures(recent int, has bool, success, failover float64, lat stats.Latency)
 
 // routeState decides a route's state (see the package doc): what package
 // rest says, except that a daily budget window counted full exhausts a
-// route that rest finds resting or ready.
+// route that rest finds resting or ready, and that a ready route whose
+// latest attempts mostly failed is failing. r's figures must be filled.
 func routeState(rt *config.Route, r Route, rests rest.Table) (string, *Rest) {
 	st := rests.Of(rt)
 	if st.State == rest.Ready || st.State == rest.Resting {
 		if w := spentWindow(r); w != nil {
 			return Exhausted, w
 		}
+	}
+	if st.State == rest.Ready && failingNow(r.Latest) {
+		return Failing, nil
 	}
 	return string(st.State), restOf(st)
 }

@@ -36,6 +36,10 @@
 //   - A polite retry is an attempt that called the same route once more
 //     after a blip (a bare 500, a short 429); a route counts the ones made
 //     on it and those that answered.
+//   - A route's latest attempts are its last Lately judged ones (counted
+//     as for the success rate): how many, how many failed, and how many of
+//     those were silent losses. They tell a route that fails now from one
+//     that failed this morning, which the rates over Window cannot.
 //   - Latency percentiles are of answering attempts only (a route's p50 and
 //     p95 of its ok attempts; a chain's of its answered requests, timed from
 //     the start of the request's first failed attempt when it failed over).
@@ -61,6 +65,10 @@ import (
 // Window is how many recent attempts (per route) or requests (per chain)
 // the rates and percentiles are worked out over.
 const Window = 256
+
+// Lately is how many of a route's latest judged attempts Route.Latest
+// counts.
+const Lately = 10
 
 // maxOpen bounds the requests remembered between a failed attempt and their
 // answer; past it the memory is dropped (those requests then count as
@@ -298,9 +306,40 @@ type Route struct {
 	// that answered.
 	PoliteRetries         uint64
 	PoliteRetriesAnswered uint64
+	// Latest counts the route's last Lately judged attempts.
+	Latest Latest
 	// Rescues counts since the start the broken streams the route rescued
 	// (figures.Rescued), by method, indexed as figures.Methods.
 	Rescues [figures.NumMethods]uint64
+}
+
+// Latest is a count of a route's latest judged attempts (at most Lately):
+// Failed of them did not answer, Silent of those lost a hedge race having
+// sent nothing.
+type Latest struct {
+	Judged int
+	Failed int
+	Silent int
+}
+
+// latest counts the last Lately judged samples of ring, the n most recent
+// of which end at index end-1 (mod Window).
+func latest(ring *[Window]sample, n int, end uint64) Latest {
+	var l Latest
+	for i := 1; i <= n && l.Judged < Lately; i++ {
+		c := ring[(end-uint64(i))%Window].class
+		if !figures.Judged(c) {
+			continue
+		}
+		l.Judged++
+		if c != failure.OK {
+			l.Failed++
+		}
+		if c == failure.SilentLoser {
+			l.Silent++
+		}
+	}
+	return l
 }
 
 // Chain is one chain's figures.
@@ -332,6 +371,7 @@ func (s *Stats) Route(id string) (Route, bool) {
 	var buf [Window]sample
 	rs.mu.Lock()
 	n := int(min(rs.n, Window))
+	end := rs.n
 	copy(buf[:], rs.ring[:])
 	out := Route{Attempts: rs.attempts, OK: rs.ok, SilentLosses: rs.silent, SchemaFailures: rs.invalid, LastError: rs.lastClass, LastErrorAt: rs.lastAt, LastOK: rs.lastOK, Recent: n,
 		PoliteRetries: rs.retries, PoliteRetriesAnswered: rs.retriesOK, Rescues: rs.rescues}
@@ -355,6 +395,7 @@ func (s *Stats) Route(id string) (Route, bool) {
 	out.FailoverRate, out.HasRates = figures.Rate(handed, n)
 	out.SuccessRate, _ = figures.Rate(ok, judgedN)
 	out.Latency = percentiles(ms[:ok])
+	out.Latest = latest(&buf, n, end)
 	return out, true
 }
 

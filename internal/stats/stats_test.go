@@ -205,3 +205,29 @@ func TestSchemaFailures(t *testing.T) {
 		t.Errorf("route a last error %v, want invalid", a.LastError)
 	}
 }
+
+// TestLatest: a route's latest judged attempts are counted newest first, at
+// most Lately of them, unjudged ones left out: a route that answered all
+// morning and now loses every race in silence shows its last ones failed.
+func TestLatest(t *testing.T) {
+	s := New(testPlan())
+	at := func(c failure.Class) {
+		s.RecordAttempt(&route.Attempt{RequestID: "r", Chain: "c", Route: "p/a", Class: c, Start: t0, Latency: time.Second})
+	}
+	for range 30 {
+		at(failure.OK)
+	}
+	for range 6 {
+		at(failure.SilentLoser)
+		at(failure.BadRequest) // not judged: skipped
+	}
+	at(failure.Overloaded)
+	a, _ := s.Route("p/a")
+	if want := (Latest{Judged: Lately, Failed: 7, Silent: 6}); a.Latest != want {
+		t.Errorf("latest = %+v, want %+v", a.Latest, want)
+	}
+	b, _ := s.Route("p/b")
+	if b.Latest != (Latest{}) {
+		t.Errorf("a route never called: latest = %+v, want none", b.Latest)
+	}
+}

@@ -3,7 +3,14 @@
 // build step, no external asset), and /status.json, the status.Snapshot it
 // is rendered from. The page refreshes itself by fetching its own live part
 // every few seconds while it is visible, and offers the admin actions
-// (package admin) when an admin token is configured and typed in.
+// (package admin) when an admin token is configured and typed in; Pause
+// first asks, in a dialog the refresh leaves alone, for how long and why.
+//
+// The page leads the eye: chains, routes and providers come in the
+// snapshot's order of urgency (status.Snapshot.RoutesByUrgency), troubles
+// first. Times are <time> elements written in UTC, which the page's script
+// shows in the viewer's zone, keeping the UTC time as their title: read
+// without the script, the page still says UTC.
 //
 // A private page (Options.Authorized; the gateway's default when callers
 // need a key) answers 401 without a token: /status.json with an error, and
@@ -227,13 +234,16 @@ var funcs = template.FuncMap{
 		}
 		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
 	},
-	// until says when t comes, relative to now: "10:05:30 UTC (in 4m 30s)".
-	"until": func(t *time.Time, now time.Time) string {
+	// until says when t comes, relative to now: "until 10:05:30 UTC (in
+	// 4m 30s)", the time a <time> element the page's script shows in the
+	// viewer's zone.
+	"until": func(t *time.Time, now time.Time) template.HTML {
 		if t == nil {
 			return "until lifted"
 		}
-		return "until " + clockTime(*t, now) + " (in " + human(t.Sub(now)) + ")"
+		return "until " + stamp(*t, now) + template.HTML(" (in "+human(t.Sub(now))+")")
 	},
+	"stamp": stamp,
 	"ago": func(t *time.Time, now time.Time) string {
 		if t == nil {
 			return ""
@@ -246,7 +256,8 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format(time.RFC3339)
 	},
-	"clock": func(t time.Time) string { return t.UTC().Format("15:04:05 UTC") },
+	"clock":  func(t time.Time) string { return t.UTC().Format("15:04:05 UTC") },
+	"latest": latest,
 	// width is a window's fill as a CSS percentage.
 	"width": func(w status.Window) string { return percent(w.Fraction()) },
 	"level": func(w status.Window) string {
@@ -265,12 +276,53 @@ var funcs = template.FuncMap{
 	"methods":   methods,
 }
 
-// plural counts n things: "1 polite retry", "2 polite retries".
-func plural(n uint64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
+// plural counts n things: "1 polite retry", "2 polite retries". n is any
+// integer (a count of the snapshot, or a len in the template).
+func plural(n any, one, many string) (string, error) {
+	var v int64
+	switch x := n.(type) {
+	case int:
+		v = int64(x)
+	case int64:
+		v = x
+	case uint64:
+		v = int64(min(x, math.MaxInt64))
+	default:
+		return "", fmt.Errorf("plural: %T is not a count", n)
 	}
-	return strconv.FormatUint(n, 10) + " " + many
+	if v == 1 {
+		return "1 " + one, nil
+	}
+	return strconv.FormatInt(v, 10) + " " + many, nil
+}
+
+// stamp is a time as a <time> element: its text the time in UTC, as a page
+// read without its script shows it, its datetime attribute for the script
+// to show it in the viewer's zone, keeping the UTC text as its title.
+func stamp(t, now time.Time) template.HTML {
+	utc := clockTime(t, now)
+	return template.HTML(`<time datetime="` + t.UTC().Format(time.RFC3339) + `" title="` + utc + `">` + utc + `</time>`)
+}
+
+// latest says what a failing route's latest attempts were: "lost 2 of its
+// last 2 attempts in silence (hedge races another route won)", "3 of its
+// last 4 attempts failed, 1 of them lost in silence".
+func latest(l *status.Latest) (string, error) {
+	if l == nil {
+		return "", nil
+	}
+	last, err := plural(l.Judged, "attempt", "attempts")
+	if err != nil {
+		return "", err
+	}
+	last = strings.TrimPrefix(last, "1 ")
+	switch {
+	case l.Silent == l.Failed:
+		return fmt.Sprintf("silent on %d of its last %s: it lost the race to another route", l.Silent, last), nil
+	case l.Silent > 0:
+		return fmt.Sprintf("%d of its last %s failed, %d of them silent until another route answered", l.Failed, last, l.Silent), nil
+	}
+	return fmt.Sprintf("%d of its last %s failed", l.Failed, last), nil
 }
 
 // methods lists the rescues of a route by method, in figures.Methods'
