@@ -263,6 +263,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		Reasoning:         c.Reasoning,
 		IdleTimeout:       time.Duration(*c.IdleTimeout),
 		Callers:           l.callers.chainLimits[name],
+		Assistant:         compileAssistant(c.Assistant),
 	}
 	if c.WaitCap != nil {
 		ch.WaitCap = time.Duration(*c.WaitCap)
