@@ -118,12 +118,14 @@ type Gateway struct {
 	log     *calllog.Writer
 	cache   *cache.Cache
 	search  map[string]Searcher // by chain, for chains whose fallback is a search
-	ids     *reqid.Source       // names the requests that come without an id
-	clock   clock.Clock
-	logger  *slog.Logger
-	handler *httpapi.Server
-	served  http.Handler   // handler behind the scrubbing of secrets (secrets.go)
-	obs     *observability // status, stats, metrics (observability.go)
+	// assistants are the site assistants, by chain (ask.go, issue 14).
+	assistants map[string]*siteAssistant
+	ids        *reqid.Source // names the requests that come without an id
+	clock      clock.Clock
+	logger     *slog.Logger
+	handler    *httpapi.Server
+	served     http.Handler   // handler behind the scrubbing of secrets (secrets.go)
+	obs        *observability // status, stats, metrics (observability.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -186,8 +188,9 @@ func New(o Options) (*Gateway, error) {
 	}
 	recs = append(recs, g.recorders(&o)...)
 	ups := Upstreams(o.Plan, o.HTTPClient)
+	g.assistants = openAssistants(o.Plan, o.Logger)
 	r, err := route.New(route.Options{
-		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget,
+		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget, Shaper: g,
 		Clock: o.Clock, Recorder: scrubRecorder{next: recs, set: secrets}, Logger: o.Logger,
 	})
 	if err != nil {

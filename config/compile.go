@@ -250,7 +250,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		LatencyAware:      c.LatencyAware,
 		SameModel:         c.SameModel,
 		Interactive:       *c.Interactive,
-		HideRoute:         c.HideRoute,
+		HideRoute:         c.HideRoute || c.Assistant != nil, // visitors never see the route (issue 14)
 		FailoverOnRefusal: c.FailoverOnRefusal,
 		RetryBlips:        *c.RetryBlips,
 		BlipWait:          time.Duration(*c.BlipWait),
