@@ -125,7 +125,8 @@ func (w *walk) schemaGaps(rt *config.Route) []string {
 	return gaps
 }
 
-// fitFor is fit for a typed request: the walk's request is first put as
+// fitFor is fit after the chain's Shaper (a site assistant's content per
+// route, issue 14), and for a typed request: the walk's request is put as
 // rt can take it (typed.Spec.For), and what rt is then asked is noted, for
 // a repair to go on from.
 func (w *walk) fitFor(rt *config.Route, req *llm.Request, est int) (*llm.Request, string, bool) {
