@@ -46,6 +46,7 @@ const (
 	ServedBySharedCall      = llm.ServedBySharedCall
 	ServedByFallbackMessage = llm.ServedByFallbackMessage
 	ServedByFallbackSearch  = llm.ServedByFallbackSearch
+	ServedByRule            = llm.ServedByRule
 )
 
 // The errors a request can end with instead of an answer. Inspect them

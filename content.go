@@ -57,13 +57,18 @@ func (s *shelf) close() {
 	}
 }
 
-// openContents opens the live content of every chain whose fallback is a
-// keyword search; chains naming the same folder share one Library.
+// openContents opens the live content of every chain that answers from
+// one: a site assistant's content (linked from its base_url), else a
+// keyword-search fallback's folder. Chains naming the same folder, read
+// the same way, share one Library.
 func openContents(p *config.Plan, sh *shelf) map[string]*content.Library {
 	out := make(map[string]*content.Library)
 	for _, name := range p.ChainOrder {
 		ch := p.Chains[name]
-		if ch.Fallback.Kind == config.FallbackSearch {
+		switch {
+		case ch.Assistant != nil:
+			out[name] = sh.open(ch.Assistant.Content, search.Options{BaseURL: ch.Assistant.BaseURL})
+		case ch.Fallback.Kind == config.FallbackSearch:
 			out[name] = sh.open(ch.Fallback.Content, search.Options{})
 		}
 	}

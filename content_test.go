@@ -75,7 +75,7 @@ func (h *harness) pollContent(chain, was string) string {
 	}
 }
 
-func writeContent(t *testing.T, dir, name, text string) {
+func writePage(t *testing.T, dir, name, text string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func writeContent(t *testing.T, dir, name, text string) {
 func TestContentEditRetiresCachedAnswers(t *testing.T) {
 	checkLeaks(t)
 	dir := t.TempDir()
-	writeContent(t, dir, "guide.md", "# Guide\n\n## Export\n\nExport your data as CSV from the settings page.")
+	writePage(t, dir, "guide.md", "# Guide\n\n## Export\n\nExport your data as CSV from the settings page.")
 	h := newHarness(t, strings.ReplaceAll(contentChain, "DIR", dir))
 	const q = "How do I export my data?"
 	if r := h.askText("site", q); r.status != 200 || r.header.Get("X-Tollfree-Cache") != "miss" {
@@ -106,7 +106,7 @@ func TestContentEditRetiresCachedAnswers(t *testing.T) {
 	if !strings.HasPrefix(before, "ok: 1 pages, version ") {
 		t.Errorf("/healthz content_site = %q, want the content served", before)
 	}
-	writeContent(t, dir, "guide.md", "# Guide\n\n## Export\n\nExport your data as CSV or JSON from the settings page.")
+	writePage(t, dir, "guide.md", "# Guide\n\n## Export\n\nExport your data as CSV or JSON from the settings page.")
 	// Until the poll, the content served is the old one, and so is the cache.
 	if r := h.askText("site", q); r.header.Get("X-Tollfree-Cache") != "hit" {
 		t.Fatalf("before the poll: cache=%q, want hit", r.header.Get("X-Tollfree-Cache"))
@@ -152,7 +152,7 @@ func TestServeStartsWithMissingContent(t *testing.T) {
 	if r := h.askText("site", "How do I export my data?"); r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "message" {
 		t.Fatalf("degraded: %d fallback=%q %s", r.status, r.header.Get("X-Tollfree-Fallback"), r.body)
 	}
-	writeContent(t, dir, "guide.md", "# Guide\n\n## Export\n\nExport your data as CSV from the settings page.")
+	writePage(t, dir, "guide.md", "# Guide\n\n## Export\n\nExport your data as CSV from the settings page.")
 	if now := h.pollContent("site", was); !strings.HasPrefix(now, "ok: 1 pages") {
 		t.Fatalf("after the folder appeared: /healthz content_site = %q", now)
 	}

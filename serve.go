@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tollfree/tollfree/assistant"
 	"net/http"
 	"strings"
 
@@ -94,15 +95,31 @@ func (g *Gateway) Serve(ctx context.Context, ch *config.Chain, c Call) (*Answer,
 	if err != nil {
 		return nil, err
 	}
-	t, err := g.enter(ctx, ch, &c)
+	sa := g.assistants[ch.Name]
+	if sa != nil {
+		text, ruled, err := g.prepare(sa, &c)
+		if err != nil || ruled {
+			return g.ruleAnswer(ch, text, id, err)
+		}
+	}
+	a, err := g.serve(ctx, ch, &c, id)
+	if err == nil && sa != nil {
+		sa.finish(a, &c)
+	}
+	return a, err
+}
+
+// serve is Serve past the assistant's rules (ask.go).
+func (g *Gateway) serve(ctx context.Context, ch *config.Chain, c *Call, id string) (*Answer, error) {
+	t, err := g.enter(ctx, ch, c)
 	if err != nil {
-		by, text, err := g.refused(ctx, ch, c.Request, err)
+		by, text, err := g.refused(ctx, ch, c, err)
 		if err != nil {
 			return nil, err
 		}
 		return fallbackAnswer(by, text, id), nil
 	}
-	a, err := g.answer(ctx, ch, &c, id)
+	a, err := g.answer(ctx, ch, c, id)
 	if err != nil {
 		t.end(0, false) // the estimate stands: attempts may have spent it
 		return nil, err
@@ -115,12 +132,12 @@ func (g *Gateway) Serve(ctx context.Context, ch *config.Chain, c Call) (*Answer,
 // chain's fallback.
 func (g *Gateway) answer(ctx context.Context, ch *config.Chain, c *Call, id string) (*Answer, error) {
 	if key, ok := g.cacheKey(ch, c); ok {
-		return g.serveCached(ctx, ch, c.Request, id, key)
+		return g.serveCached(ctx, ch, c, id, key)
 	}
 	start := g.clock.Now()
 	res, err := g.router.Chat(ctx, ch, id, c.Request)
 	if err != nil {
-		by, text, err := g.unanswered(ctx, ch, c.Request, err)
+		by, text, err := g.unanswered(ctx, ch, c, err)
 		if err != nil {
 			return nil, err
 		}
@@ -139,16 +156,36 @@ func (g *Gateway) ServeStream(ctx context.Context, ch *config.Chain, c Call) (*A
 	if err != nil {
 		return nil, err
 	}
-	t, err := g.enter(ctx, ch, &c)
+	sa := g.assistants[ch.Name]
+	if sa != nil {
+		text, ruled, err := g.prepare(sa, &c)
+		if err != nil || ruled {
+			a, err := g.ruleAnswer(ch, text, id, err)
+			if err != nil {
+				return nil, err
+			}
+			return fallbackStream(a.ServedBy, a.Content, id, false), nil
+		}
+	}
+	s, err := g.serveStream(ctx, ch, &c, id)
+	if err == nil && sa != nil {
+		sa.finishStream(s, &c)
+	}
+	return s, err
+}
+
+// serveStream is ServeStream past the assistant's rules (ask.go).
+func (g *Gateway) serveStream(ctx context.Context, ch *config.Chain, c *Call, id string) (*AnswerStream, error) {
+	t, err := g.enter(ctx, ch, c)
 	if err != nil {
-		by, text, err := g.refused(ctx, ch, c.Request, err)
+		by, text, err := g.refused(ctx, ch, c, err)
 		if err != nil {
 			return nil, err
 		}
 		return fallbackStream(by, text, id, false), nil
 	}
 	start := g.clock.Now()
-	as, err := g.answerStream(ctx, ch, &c, id)
+	as, err := g.answerStream(ctx, ch, c, id)
 	if err != nil {
 		t.end(0, false)
 		return nil, err
@@ -178,7 +215,7 @@ func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, i
 	}
 	rs, err := g.router.Stream(ctx, ch, id, c.Request)
 	if err != nil {
-		by, text, err := g.unanswered(ctx, ch, c.Request, err)
+		by, text, err := g.unanswered(ctx, ch, c, err)
 		if err != nil {
 			return nil, err
 		}
@@ -210,10 +247,10 @@ func (g *Gateway) begin(ch *config.Chain, c *Call) (string, error) {
 // refused decides what a request the caller check stopped gets: past the
 // site's cap, a chain with a search fallback answers by search alone (seed
 // 000); any other refusal is returned as the error. It tells the observer.
-func (g *Gateway) refused(ctx context.Context, ch *config.Chain, req *llm.Request, err error) (ServedBy, string, error) {
+func (g *Gateway) refused(ctx context.Context, ch *config.Chain, c *Call, err error) (ServedBy, string, error) {
 	var le *quota.LimitError
 	if errors.As(err, &le) && le.Scope == quota.ScopeSite {
-		if text, ok := g.searchAnswer(ch, req); ok {
+		if text, ok := g.searchAnswer(ch, c); ok {
 			g.obs.FallbackServed(ch.Name, "search")
 			g.obs.Request(ch.Name, outcomeFallback, 0)
 			return ServedByFallbackSearch, text, nil
@@ -230,7 +267,7 @@ func (g *Gateway) refused(ctx context.Context, ch *config.Chain, req *llm.Reques
 // unanswered decides what a request no route answered gets: the chain's
 // fallback (a search answer, else its message) when every route was down,
 // else the error. It tells the observer how the request ended.
-func (g *Gateway) unanswered(ctx context.Context, ch *config.Chain, req *llm.Request, err error) (ServedBy, string, error) {
+func (g *Gateway) unanswered(ctx context.Context, ch *config.Chain, c *Call, err error) (ServedBy, string, error) {
 	if ctx.Err() != nil {
 		g.obs.Request(ch.Name, outcomeCancelled, 0) // nobody is listening
 		return 0, "", err
@@ -248,7 +285,7 @@ func (g *Gateway) unanswered(ctx context.Context, ch *config.Chain, req *llm.Req
 		// request asked either (issue 15).
 		g.obs.Request(ch.Name, outcomeFailed, 0)
 	case errors.As(err, &ex):
-		if by, text, ok := g.fallback(ch, req); ok {
+		if by, text, ok := g.fallback(ch, c); ok {
 			g.obs.FallbackServed(ch.Name, by.Fallback())
 			g.obs.Request(ch.Name, outcomeFallback, 0)
 			return by, text, nil
@@ -267,8 +304,8 @@ func (g *Gateway) unanswered(ctx context.Context, ch *config.Chain, req *llm.Req
 // fallback is the chain's own answer when every route is down: a search
 // over its content when that finds something, else its fixed message
 // (unless the chain's fallback is an error).
-func (g *Gateway) fallback(ch *config.Chain, req *llm.Request) (ServedBy, string, bool) {
-	if text, ok := g.searchAnswer(ch, req); ok {
+func (g *Gateway) fallback(ch *config.Chain, c *Call) (ServedBy, string, bool) {
+	if text, ok := g.searchAnswer(ch, c); ok {
 		return ServedByFallbackSearch, text, true
 	}
 	if ch.Fallback.Kind != config.FallbackError && ch.Fallback.Message != "" {
@@ -279,7 +316,10 @@ func (g *Gateway) fallback(ch *config.Chain, req *llm.Request) (ServedBy, string
 
 // searchAnswer asks the chain's content index, when its fallback is a
 // search, about the last user message.
-func (g *Gateway) searchAnswer(ch *config.Chain, req *llm.Request) (string, bool) {
+func (g *Gateway) searchAnswer(ch *config.Chain, c *Call) (string, bool) {
+	if sa := g.assistants[ch.Name]; sa != nil {
+		return sa.search(c), true // an assistant's fallback is its content
+	}
 	if ch.Fallback.Kind != config.FallbackSearch {
 		return "", false
 	}
@@ -287,7 +327,7 @@ func (g *Gateway) searchAnswer(ch *config.Chain, req *llm.Request) (string, bool
 	if lib == nil {
 		return "", false
 	}
-	return lib.Answer(lastUser(req))
+	return lib.Answer(lastUser(c.Request))
 }
 
 // lastUser returns the text of the last user message: the question a
@@ -311,16 +351,21 @@ func (g *Gateway) cacheKey(ch *config.Chain, c *Call) (cache.Key, bool) {
 	if g.cache == nil || ch.CacheTTL <= 0 || c.NoCache {
 		return cache.Key{}, false
 	}
+	if sa := g.assistants[ch.Name]; sa != nil {
+		// The question and history kept, normalized, and the content's
+		// version: an edit retires every answer (seed 000).
+		return cache.KeyFor(ch.Name, assistant.KeyRequest(c.Request), g.contentVersion(ch)), true
+	}
 	return cache.KeyFor(ch.Name, c.Request, g.contentVersion(ch)), true
 }
 
 // serveCached answers a non-streamed request through the cache: a hit costs
 // no call and no quota; identical requests in flight at once share one
 // upstream call.
-func (g *Gateway) serveCached(ctx context.Context, ch *config.Chain, req *llm.Request, id string, key cache.Key) (*Answer, error) {
+func (g *Gateway) serveCached(ctx context.Context, ch *config.Chain, c *Call, id string, key cache.Key) (*Answer, error) {
 	start := g.clock.Now()
 	e, hit, shared, err := g.cache.Do(ctx, key, ch.CacheTTL, func(ctx context.Context) (*cache.Entry, bool, error) {
-		res, err := g.router.Chat(ctx, ch, id, req)
+		res, err := g.router.Chat(ctx, ch, id, c.Request)
 		if err != nil {
 			return nil, false, err
 		}
@@ -331,7 +376,7 @@ func (g *Gateway) serveCached(ctx context.Context, ch *config.Chain, req *llm.Re
 		}, true, nil
 	})
 	if err != nil {
-		by, text, err := g.unanswered(ctx, ch, req, err)
+		by, text, err := g.unanswered(ctx, ch, c, err)
 		if err != nil {
 			return nil, err
 		}

@@ -119,12 +119,14 @@ type Gateway struct {
 	cache   *cache.Cache
 	shelf   *shelf                      // the live content folders (content.go)
 	content map[string]*content.Library // by chain: the content its answers draw on
-	ids     *reqid.Source               // names the requests that come without an id
-	clock   clock.Clock
-	logger  *slog.Logger
-	handler *httpapi.Server
-	served  http.Handler   // handler behind the scrubbing of secrets (secrets.go)
-	obs     *observability // status, stats, metrics (observability.go)
+	// assistants are the site assistants, by chain (ask.go, issue 14).
+	assistants map[string]*siteAssistant
+	ids        *reqid.Source // names the requests that come without an id
+	clock      clock.Clock
+	logger     *slog.Logger
+	handler    *httpapi.Server
+	served     http.Handler   // handler behind the scrubbing of secrets (secrets.go)
+	obs        *observability // status, stats, metrics (observability.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -187,8 +189,11 @@ func New(o Options) (*Gateway, error) {
 	}
 	recs = append(recs, g.recorders(&o)...)
 	ups := Upstreams(o.Plan, o.HTTPClient)
+	g.shelf = newShelf(o.Clock, o.Logger)
+	g.content = openContents(o.Plan, g.shelf)
+	g.assistants = openAssistants(o.Plan, g.content)
 	r, err := route.New(route.Options{
-		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget,
+		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget, Shaper: g,
 		Clock: o.Clock, Recorder: scrubRecorder{next: recs, set: secrets}, Logger: o.Logger,
 	})
 	if err != nil {
@@ -215,8 +220,6 @@ func New(o Options) (*Gateway, error) {
 			log.Warn("response cache: served as a miss", "err", err)
 		}})
 	}
-	g.shelf = newShelf(o.Clock, o.Logger)
-	g.content = openContents(o.Plan, g.shelf)
 	extra := g.handlers(&o)
 	for p, h := range o.Extra {
 		if extra == nil {

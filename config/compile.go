@@ -250,7 +250,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		LatencyAware:      c.LatencyAware,
 		SameModel:         c.SameModel,
 		Interactive:       *c.Interactive,
-		HideRoute:         c.HideRoute,
+		HideRoute:         c.HideRoute || c.Assistant != nil, // visitors never see the route (issue 14)
 		FailoverOnRefusal: c.FailoverOnRefusal,
 		RetryBlips:        *c.RetryBlips,
 		BlipWait:          time.Duration(*c.BlipWait),
@@ -263,6 +263,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		Reasoning:         c.Reasoning,
 		IdleTimeout:       time.Duration(*c.IdleTimeout),
 		Callers:           l.callers.chainLimits[name],
+		Assistant:         compileAssistant(c.Assistant),
 	}
 	if c.WaitCap != nil {
 		ch.WaitCap = time.Duration(*c.WaitCap)

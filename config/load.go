@@ -281,7 +281,11 @@ func chainDefaults(c *ChainConfig) {
 	}
 	if c.CacheTTL == nil {
 		c.CacheTTL = ptr(Duration(0))
+		if c.Assistant != nil {
+			c.CacheTTL = ptr(Duration(defaultAssistantCacheTTL)) // seed 000: a week
+		}
 	}
+	assistantDefaults(c.Assistant)
 	setInt(&c.SchemaRepairs, defaultSchemaRepairs)
 	setStr(&c.Reasoning, "drop")
 	if c.Fallback == nil {

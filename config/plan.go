@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"regexp"
 	"time"
 
 	"github.com/tollfree/tollfree/secret"
@@ -424,4 +425,37 @@ type Chain struct {
 	// Callers limits each caller's requests to this chain, on top of its
 	// own limits. Zero: none.
 	Callers CallerLimits
+	// Assistant, when set, makes the chain a site assistant (issue 14).
+	Assistant *Assistant
+}
+
+// Assistant is a chain's site assistant: what it answers from and how
+// (package assistant builds the requests from it).
+type Assistant struct {
+	// Content is the folder or file of pages answered from.
+	Content string
+	// BaseURL turns page paths into links; "" none.
+	BaseURL string
+	// Contact is the contact page's link (a path joined to BaseURL); ""
+	// none.
+	Contact string
+	// Origins are the browser origins allowed to call /v1/ask.
+	Origins []string
+	// Prompt is the system prompt; "" means the default.
+	Prompt string
+	// History is how many exchanges go with a question. Default 2.
+	History int
+	// Rules answer without a model, first match wins.
+	Rules []AssistantRule
+	// Resting is the sentence above a search answer, by language
+	// (lower-case primary tag: en, fr...), defaults merged in.
+	Resting map[string]string
+}
+
+// AssistantRule is an answer given without a model: to a question equal
+// (normalized) to one of Match, or matching Pattern.
+type AssistantRule struct {
+	Match   []string // as written; compared normalized (assistant.Normalize)
+	Pattern *regexp.Regexp
+	Answer  string
 }

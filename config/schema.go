@@ -326,6 +326,47 @@ type ChainConfig struct {
 	// Callers limits each caller's requests to this chain, on top of the
 	// caller's own limits. Default none.
 	Callers *CallerLimitsConfig `yaml:"callers"`
+	// Assistant makes the chain a site assistant answering from a folder of
+	// content (issue 14): POST /v1/ask, and assistant mode on chat
+	// completions. Default none. An assistant chain's cache_ttl defaults
+	// to 168h.
+	Assistant *AssistantConfig `yaml:"assistant"`
+}
+
+// AssistantConfig is a chain's site assistant (issue 14).
+type AssistantConfig struct {
+	// Content is the folder (or file) of .md, .html and .txt pages the
+	// assistant answers from. Required.
+	Content string `yaml:"content"`
+	// BaseURL turns page paths into links (https://example.com/). Default
+	// "": no links.
+	BaseURL string `yaml:"base_url"`
+	// Contact is where an answer the content lacks points: a path (joined
+	// to base_url) or a URL. Default "": none named.
+	Contact string `yaml:"contact"`
+	// Origins may call /v1/ask from a browser (CORS). Default: base_url's
+	// origin; none without base_url.
+	Origins []string `yaml:"origins"`
+	// Prompt replaces the default system prompt. Default "": the built-in
+	// one (package assistant).
+	Prompt string `yaml:"prompt"`
+	// History is how many exchanges of the history go with a question.
+	// Default 2; 0 sends none.
+	History *int `yaml:"history"`
+	// Rules answer without a model, in order; the first match wins.
+	Rules []AssistantRuleConfig `yaml:"rules"`
+	// Resting is the sentence above a search answer, by language (en, fr,
+	// de, es have defaults).
+	Resting map[string]string `yaml:"resting"`
+}
+
+// AssistantRuleConfig answers a question without a model: match lists
+// whole questions (compared normalized: case, punctuation and spaces
+// folded), pattern is a Go regexp; exactly one of them, and an answer.
+type AssistantRuleConfig struct {
+	Match   []string `yaml:"match"`
+	Pattern string   `yaml:"pattern"`
+	Answer  string   `yaml:"answer"`
 }
 
 // FallbackConfig is what answers when every route failed: exactly one of

@@ -318,6 +318,7 @@ func (l *loader) validateChain(name string) {
 			report("wait_cap", "%s is longer than the deadline %s", *c.WaitCap, dl)
 		}
 	}
+	l.validateAssistant(path+".assistant", c.Assistant, report)
 	// A search may name a message for when nothing matches; otherwise one
 	// kind of fallback.
 	fb := c.Fallback

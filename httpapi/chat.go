@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tollfree/tollfree/assistant"
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
@@ -94,6 +95,9 @@ func servedHeaders(w http.ResponseWriter, ch *config.Chain, by llm.ServedBy, rou
 	if kind := by.Fallback(); kind != "" {
 		h.Set(HeaderFallback, kind)
 	}
+	if ch.Assistant != nil {
+		h.Set(HeaderAnswer, mode(by))
+	}
 	switch {
 	case by == llm.ServedByCache:
 		h.Set(HeaderCache, "hit")
@@ -155,6 +159,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, 
 		return
 	}
 	if s.callerRefused(w, who, ch, err) {
+		return
+	}
+	if errors.Is(err, assistant.ErrQuestion) {
+		writeError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), assistant.ErrQuestion.Error()+": "), "invalid_request_error", "messages", "invalid_question")
 		return
 	}
 	var ce *route.CallerError

@@ -78,6 +78,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("/v1/chat/completions", s.chat)
 	s.mux.HandleFunc("/chat/completions", s.chat)
 	s.mux.HandleFunc("/v1/models", s.models)
+	s.mux.HandleFunc("/v1/ask", s.ask)
 	s.mux.HandleFunc("/healthz", s.healthz)
 	for p, h := range o.Extra {
 		s.mux.Handle(p, h)

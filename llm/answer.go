@@ -41,6 +41,20 @@ type Call struct {
 	// ID is the request id written to the call log. Empty: the gateway
 	// makes one.
 	ID string
+	// Language is the visitor's Accept-Language, for a site assistant's
+	// resting sentence; "" guesses it from the question (issue 14).
+	Language string
+	// Ask, for a site assistant's chain, keeps the answer's sources apart
+	// (Answer.Sources) instead of ending its text with them as Markdown
+	// links: what POST /v1/ask wants.
+	Ask bool
+}
+
+// Source is a section of a site assistant's content that an answer drew
+// on: its title and link.
+type Source struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
 }
 
 // ServedBy says which step of the gateway's flow answered a request.
@@ -64,9 +78,12 @@ const (
 	// ServedByFallbackSearch: no route could answer (or the site's daily
 	// cap was reached); a keyword search over the chain's content did.
 	ServedByFallbackSearch
+	// ServedByRule: a site assistant's rule answered (config
+	// AssistantRule): no call, no quota (issue 14, seed 003 rule 7).
+	ServedByRule
 )
 
-var servedNames = [...]string{"", "route", "cache", "shared call", "fallback message", "fallback search"}
+var servedNames = [...]string{"", "route", "cache", "shared call", "fallback message", "fallback search", "rule"}
 
 func (s ServedBy) String() string {
 	if int(s) < len(servedNames) && s != 0 {
@@ -102,6 +119,9 @@ type Answer struct {
 	// CacheMiss reports that the chain caches answers and this request
 	// looked for one in vain (whatever then answered it).
 	CacheMiss bool
+	// Sources are the sections a site assistant's answer drew on (issue
+	// 14); nil on other chains.
+	Sources []Source
 }
 
 // AnswerStream is the gateway's streamed answer to a request, and what
@@ -122,6 +142,9 @@ type AnswerStream struct {
 	// CacheMiss reports that the chain caches answers and this request
 	// looked for one in vain.
 	CacheMiss bool
+	// Sources, on a site assistant's chain, returns the sections the
+	// answer drew on once Next has returned io.EOF; nil elsewhere.
+	Sources func() []Source
 }
 
 // ChunkStream is the body of an AnswerStream. Next is for one goroutine at a

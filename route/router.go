@@ -102,6 +102,16 @@ type Options struct {
 	Clock    clock.Clock
 	Recorder Recorder
 	Logger   *slog.Logger
+	// Shaper, when set, shapes a chain's request for each route before it
+	// is fitted to the route's context (a site assistant gives a small
+	// route fewer sections of its content, issue 14). Default none.
+	Shaper Shaper
+}
+
+// Shaper shapes a request for one route of a chain; note says what it
+// changed, for the call log ("" when nothing). It must not modify req.
+type Shaper interface {
+	Shape(ch *config.Chain, rt *config.Route, req *llm.Request) (shaped *llm.Request, note string)
 }
 
 // Router walks chains. It is safe for concurrent use. Close waits for the
@@ -114,6 +124,7 @@ type Router struct {
 	clock  clock.Clock
 	rec    Recorder
 	log    *slog.Logger
+	shaper Shaper // nil: requests go as they are
 	// rests applies the decision table's consequences: streaks, strikes
 	// and the rests they cause.
 	rests *rest.Keeper
@@ -141,7 +152,7 @@ func New(o Options) (*Router, error) {
 	}
 	return &Router{
 		plan: o.Plan, ups: o.Upstreams, store: o.Store, budget: o.Budget,
-		clock: o.Clock, rec: o.Recorder, log: o.Logger,
+		clock: o.Clock, rec: o.Recorder, log: o.Logger, shaper: o.Shaper,
 		rests: rest.NewKeeper(rest.Options{Policy: rest.NewPolicy(o.Plan.Rest), Store: o.Store, DayEnd: quota.NextReset, Logger: o.Logger}),
 		stats: make(map[string]*routeStats),
 	}, nil

@@ -125,17 +125,26 @@ func (w *walk) schemaGaps(rt *config.Route) []string {
 	return gaps
 }
 
-// fitFor is fit for a typed request: the walk's request is first put as
+// fitFor is fit after the chain's Shaper (a site assistant's content per
+// route, issue 14), and for a typed request: the walk's request is put as
 // rt can take it (typed.Spec.For), and what rt is then asked is noted, for
 // a repair to go on from.
 func (w *walk) fitFor(rt *config.Route, req *llm.Request, est int) (*llm.Request, string, bool) {
 	t := w.typed
-	if t != nil && req == w.req {
+	shapeCut := ""
+	if w.r.shaper != nil && req == w.req {
+		var shaped *llm.Request
+		if shaped, shapeCut = w.r.shaper.Shape(w.ch, rt, req); shaped != req {
+			req, est = shaped, quota.Estimate(shaped)
+		}
+	}
+	if t != nil && (req == w.req || shapeCut != "") {
 		if shaped := t.spec.For(req, rt.Schema); shaped != req {
 			req, est = shaped, quota.Estimate(shaped)
 		}
 	}
 	fitted, cut, fits := fit(req, est, rt, w.ch)
+	cut = joinCut(shapeCut, cut)
 	if t != nil && fits {
 		t.sent[rt] = fitted
 	}

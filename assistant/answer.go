@@ -1,0 +1,120 @@
+package assistant
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/search"
+)
+
+const (
+	// searchSections caps the sections a search answer quotes, and the
+	// sources given when a model cited none.
+	searchSections = 3
+	// maxSources caps the sources of one answer.
+	maxSources = 5
+)
+
+// Search answers without a model, when every route is resting or the
+// site's cap is reached (seeds 000, 003): the resting sentence in lang,
+// then the best sections for the question quoted with their links, or the
+// contact page when nothing matches. sources are the sections quoted.
+func (a *Assistant) Search(ix *search.Index, question, lang string) (text string, sources []llm.Source) {
+	var b strings.Builder
+	b.WriteString(a.Resting(lang))
+	var hits []search.Hit
+	if ix != nil {
+		hits = ix.Search(question, searchSections)
+	}
+	for i := range hits {
+		h := &hits[i]
+		b.WriteString("\n\n")
+		if h.URL != "" {
+			b.WriteString("[" + mdText(title(h)) + "](" + h.URL + ")")
+			sources = append(sources, llm.Source{Title: title(h), URL: h.URL})
+		} else {
+			b.WriteString(title(h))
+		}
+		if h.Snippet != "" {
+			b.WriteString(": " + h.Snippet)
+		}
+	}
+	if len(hits) == 0 && a.cfg.Contact != "" {
+		b.WriteString("\n\n[" + a.cfg.Contact + "](" + a.cfg.Contact + ")")
+	}
+	return b.String(), sources
+}
+
+// Sources names the sections an answer drew on: those whose link it holds,
+// in the order it cites them; when it cites none, the sections that best
+// match the question (at most three), since the model was given them.
+func Sources(ix *search.Index, answer, question string) []llm.Source {
+	if ix == nil {
+		return nil
+	}
+	type cited struct {
+		at  int
+		src llm.Source
+	}
+	var found []cited
+	seen := map[string]bool{}
+	for _, h := range ix.All() {
+		if h.URL == "" || seen[h.URL] {
+			continue
+		}
+		if i := linkAt(answer, h.URL); i >= 0 {
+			seen[h.URL] = true
+			found = append(found, cited{i, llm.Source{Title: title(&h), URL: h.URL}})
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].at < found[j].at })
+	var out []llm.Source
+	for _, c := range found {
+		if len(out) < maxSources {
+			out = append(out, c.src)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, h := range ix.Search(question, searchSections) {
+		if h.URL != "" && !seen[h.URL] {
+			seen[h.URL] = true
+			out = append(out, llm.Source{Title: title(&h), URL: h.URL})
+		}
+	}
+	return out
+}
+
+// linkAt finds url in text as a whole link (not the prefix of a longer
+// one, such as a page's URL inside its section's): its offset, or -1.
+func linkAt(text, url string) int {
+	for from := 0; ; {
+		i := strings.Index(text[from:], url)
+		if i < 0 {
+			return -1
+		}
+		end := from + i + len(url)
+		if end == len(text) || strings.ContainsRune(")]>\"' \n\t,", rune(text[end])) || (text[end] == '.' && (end+1 == len(text) || text[end+1] == ' ' || text[end+1] == '\n')) {
+			return from + i
+		}
+		from = end
+	}
+}
+
+// Links renders sources as the Markdown that ends an answer on the chat
+// API (issue 14: "whose text ends with the sources as Markdown links").
+func Links(sources []llm.Source) string {
+	if len(sources) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\nSources:")
+	for _, s := range sources {
+		b.WriteString("\n- [" + mdText(s.Title) + "](" + s.URL + ")")
+	}
+	return b.String()
+}
+
+func mdText(s string) string { return strings.NewReplacer("[", "(", "]", ")").Replace(s) }
