@@ -22,19 +22,21 @@ func startAssistantDemo(t *testing.T) (base, token string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan [2]string, 1)
-	done := make(chan error, 1)
+	var runErr error
+	stopped := make(chan struct{}) // closed once RunAssistant returned runErr
 	go func() {
-		done <- demo.RunAssistant(ctx, demo.AssistantOptions{Listen: "127.0.0.1:0", Ready: func(b, tok string) { ready <- [2]string{b, tok} }})
+		defer close(stopped)
+		runErr = demo.RunAssistant(ctx, demo.AssistantOptions{Listen: "127.0.0.1:0", Ready: func(b, tok string) { ready <- [2]string{b, tok} }})
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		<-stopped
 	})
 	select {
 	case r := <-ready:
 		return r[0], r[1]
-	case err := <-done:
-		t.Fatalf("tollfree demo -assistant did not start: %v", err)
+	case <-stopped:
+		t.Fatalf("tollfree demo -assistant did not start: %v", runErr)
 	case <-time.After(20 * time.Second):
 		t.Fatal("tollfree demo -assistant did not start within 20s")
 	}
