@@ -11,6 +11,7 @@ import (
 	"github.com/tollfree/tollfree/internal/admin"
 	"github.com/tollfree/tollfree/internal/stats"
 	"github.com/tollfree/tollfree/internal/statuspage"
+	"github.com/tollfree/tollfree/internal/widget"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
 )
@@ -88,6 +89,7 @@ func (g *Gateway) handlers(o *Options) map[string]http.Handler {
 		"/status":      page.HTML(),
 		"/status.json": page.JSON(),
 		"/admin/":      adm,
+		widget.Path:    widget.Handler(), // the chat widget (issue 14)
 	}
 	if g.obs.metrics != nil {
 		h["/metrics"] = g.obs.metrics.Handler()

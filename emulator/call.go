@@ -45,6 +45,8 @@ type call struct {
 	gotKey string
 	// format is the response format asked (Record.Format).
 	format string
+	// turns are the messages, for Model.Reply.
+	turns []Turn
 
 	// Set by admit.
 	seq        int
@@ -160,6 +162,9 @@ func (c *call) setAnswer(s Step) {
 	text := s.Text
 	if text == "" || s.Kind == BadRequest {
 		text = c.model.Answer
+		if text == "" && c.model.Reply != nil {
+			text = c.model.Reply(c.turns)
+		}
 	}
 	if text == "" && s.ToolCalls == "" {
 		text = defaultAnswer(c.prov.Name, c.modelID)

@@ -12,7 +12,8 @@
 // show that a gateway causes no 429 at all. A model may refuse a prefill in
 // its flavor's words, and answers a request to continue a partial answer
 // exactly, with an overlap, or started over (continue.go), for a gateway
-// that continues broken streams. Every call is recorded (Records) without
+// that continues broken streams. A model may write its answer from the
+// messages it was sent (Model.Reply), as the demo's assistant does. Every call is recorded (Records) without
 // its text, with the response format it asked; a model answers or refuses
 // a response format as its flavor does (format.go). Waits (latency, chunk
 // delays, hangs) run on the injected clock and end when the request's
@@ -84,6 +85,12 @@ type Model struct {
 	// Answer is the text the model answers; default a fixed sentence naming
 	// the route.
 	Answer string
+	// Reply, when set and Answer is not, writes the answer from the call's
+	// messages (Turns, the system's first), so that a model can answer
+	// from what it was given: the demo's assistant quotes the content in
+	// its prompt (issue 14). A step's Text still wins. It runs under the
+	// emulator's lock: it must not call the Emulator.
+	Reply func(turns []Turn) string
 	// Gone makes every call answer the flavor's 404 (Groq: 400
 	// model_decommissioned) whatever is scripted.
 	Gone bool
@@ -115,6 +122,13 @@ type Model struct {
 	// instruct continuation (continue.go): exactly (the default), with an
 	// overlap, or started over.
 	Continue Continuation
+}
+
+// Turn is one message of a call as the model reads it: Role is "system",
+// "user" or "assistant" (a Gemini systemInstruction is "system", a model
+// turn "assistant"), Text its text parts joined.
+type Turn struct {
+	Role, Text string
 }
 
 // Record is one call received, without any of its text.

@@ -255,11 +255,17 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 	n := 0
 	if req.SystemInstruction != nil {
 		n += len(req.SystemInstruction.text())
+		c.turns = append(c.turns, Turn{Role: "system", Text: req.SystemInstruction.text()})
 	}
 	last := len(req.Contents) - 1
 	for i, ct := range req.Contents {
 		t := ct.text()
 		n += len(t)
+		role := "user"
+		if ct.Role == "model" {
+			role = "assistant"
+		}
+		c.turns = append(c.turns, Turn{Role: role, Text: t})
 		switch {
 		case i == last && ct.Role == "model":
 			c.prefix, c.hasPrefix = t, true

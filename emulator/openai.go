@@ -114,6 +114,7 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 			err = cerr
 		}
 		n += len(text)
+		c.turns = append(c.turns, Turn{Role: m.Role, Text: text})
 		says = says || saysJSON(text)
 		switch {
 		case i == last && m.Role == "assistant":
