@@ -61,7 +61,7 @@ func (s scrubStore) SetRest(ctx context.Context, r state.Rest) error {
 
 // answerPaths serve answers: only their error responses are scrubbed, so
 // that an answer (or a stream) passes untouched and unbuffered.
-var answerPaths = map[string]bool{"/v1/chat/completions": true, "/chat/completions": true}
+var answerPaths = map[string]bool{"/v1/chat/completions": true, "/chat/completions": true, "/v1/ask": true}
 
 // scrubHandler scrubs secrets from the responses of next: error responses
 // of the answer paths as they are written, and every other response (status

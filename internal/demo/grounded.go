@@ -65,6 +65,9 @@ func splitTurns(turns []emulator.Turn) (context, question string) {
 	return b.String(), question
 }
 
+// titleAttr is a title="..." attribute on a section's first line.
+var titleAttr = regexp.MustCompile(`title="([^"]*)"`)
+
 var linkRE = regexp.MustCompile(`https?://[^\s<>()\[\]"'` + "`" + `]+`)
 
 // section is a stretch of the prompt that starts on a line with a link.
@@ -88,7 +91,11 @@ func sections(text string) []section {
 		if u := linkRE.FindString(line); u != "" {
 			flush()
 			u = strings.TrimRight(u, ".,;:!?")
-			cur = &section{url: u, title: titleOf(strings.Replace(line, u, "", 1))}
+			title := titleOf(strings.Replace(line, u, "", 1))
+			if m := titleAttr.FindStringSubmatch(line); m != nil {
+				title = titleOf(m[1]) // the assistant's <section title="..." url="...">
+			}
+			cur = &section{url: u, title: title}
 			continue
 		}
 		body.WriteString(line)
@@ -131,12 +138,17 @@ func keywords(q string) []string {
 	return out
 }
 
-// score counts the question's words found in the section.
+// score counts the question's words found in the section: twice in its
+// text, once in its title or link, so that of a page's sections the one
+// that says it wins over the one only titled like it.
 func (s section) score(words []string) int {
-	hay := strings.ToLower(s.title + " " + s.body + " " + s.url)
+	body, label := strings.ToLower(s.body), strings.ToLower(s.title+" "+s.url)
 	n := 0
 	for _, w := range words {
-		if strings.Contains(hay, w) {
+		if strings.Contains(body, w) {
+			n += 2
+		}
+		if strings.Contains(label, w) {
 			n++
 		}
 	}
