@@ -113,7 +113,7 @@ chains:
 	}
 	want := []string{
 		"chain answer: 1 of 4 routes enabled; set GEMINI_API_KEY (gemini: 2 routes), CEREBRAS_API_KEY (cerebras/llama3.1-8b)",
-		"chain quick: 0 of 1 route enabled; set CEREBRAS_API_KEY (cerebras/llama3.1-8b)",
+		"chain quick: 0 of 1 route enabled, so every request gets its fallback; set CEREBRAS_API_KEY (cerebras/llama3.1-8b)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("readiness:\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

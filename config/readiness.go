@@ -76,6 +76,9 @@ func (r ChainReadiness) String() string {
 		noun = "route"
 	}
 	s := fmt.Sprintf("chain %s: %d of %d %s enabled", r.Chain, r.Enabled, r.Total, noun)
+	if r.Enabled == 0 {
+		s += ", so every request gets its fallback"
+	}
 	if len(r.Fixes) > 0 {
 		s += "; " + strings.Join(r.Fixes, "; ")
 	}
