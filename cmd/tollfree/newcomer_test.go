@@ -134,14 +134,29 @@ func startServe(t *testing.T, args []string, readLines int) *served {
 		t.Fatalf("serve printed no address: %v", err)
 	}
 	s.addr, _, _ = strings.Cut(strings.TrimPrefix(line, "tollfree listening on http://"), " ")
-	for range readLines {
-		l, err := r.ReadString('\n')
+	// The lines after the address are read with a bound: a serve that
+	// prints none must fail the test, not hang it.
+	got := make(chan error, 1)
+	go func() {
+		for range readLines {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				got <- err
+				return
+			}
+			s.lines = append(s.lines, strings.TrimSuffix(l, "\n"))
+		}
+		got <- nil
+		io.Copy(io.Discard, r)
+	}()
+	select {
+	case err := <-got:
 		if err != nil {
 			t.Fatalf("serve printed %q, then: %v", s.lines, err)
 		}
-		s.lines = append(s.lines, strings.TrimSuffix(l, "\n"))
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve printed no line after its address within 10s")
 	}
-	go io.Copy(io.Discard, r)
 	return s
 }
 
