@@ -68,16 +68,18 @@ func TestOpenAIClient(t *testing.T) {
 		t.Fatalf("err = %v, want 404 model_not_found", err)
 	}
 
-	// The chains are listed as models.
+	// The chains are listed as models, then the routes (issue 16).
 	models, err := c.Models.List(ctx)
 	if err != nil {
 		t.Fatalf("models: %v", err)
 	}
 	var ids []string
 	for _, m := range models.Data {
-		ids = append(ids, m.ID)
+		ids = append(ids, m.ID+" by "+m.OwnedBy)
 	}
-	if strings.Join(ids, ",") != "answer,gem" {
-		t.Errorf("models = %v, want the chains", ids)
+	want := "answer by tollfree chain,gem by tollfree chain,groq/llama-3.3-70b-versatile by groq,groq/llama-3.1-8b-instant by groq," +
+		"gemini/gemini-2.5-flash-lite by gemini,cerebras/gpt-oss-120b by cerebras,gemini/gemini-2.5-flash by gemini"
+	if strings.Join(ids, ",") != want {
+		t.Errorf("models = %v, want the chains, then the routes", ids)
 	}
 }

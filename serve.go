@@ -74,8 +74,8 @@ func (g *Gateway) Stream(ctx context.Context, chain string, req *Request) (*Answ
 func (g *Gateway) Chain(name string) (*config.Chain, error) { return g.chain(name) }
 
 func (g *Gateway) chain(name string) (*config.Chain, error) {
-	if ch := g.plan.Chains[name]; ch != nil {
-		return ch, nil
+	if ch := g.plan.Model(name); ch != nil {
+		return ch, nil // a chain, or an enabled route as a chain of one
 	}
 	return nil, fmt.Errorf("tollfree: %w %q; this gateway's chains are: %s", ErrUnknownChain, name, strings.Join(g.plan.ChainOrder, ", "))
 }

@@ -181,6 +181,7 @@ func (l *loader) compile() *Plan {
 		p.Chains[name] = l.compileChain(p, name, f.Chains[name])
 		p.ChainOrder = append(p.ChainOrder, name)
 	}
+	p.RouteChains = l.routeChains(p)
 	compileSecrets(p)
 	return p
 }

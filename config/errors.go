@@ -115,12 +115,24 @@ func (p *problems) err() error {
 // didYouMean returns ` (did you mean "x"?)` when one of valid is close to
 // got, or "" when none is.
 func didYouMean(got string, valid []string) string {
+	best, ok := closest(got, valid)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// closest returns the one of valid nearest to got: within an edit
+// distance of 2 (1 for a name of up to 4 letters), else the shortest that
+// got begins ("llama-3.3-70b" for llama-3.3-70b-versatile, issue 16).
+func closest(got string, valid []string) (string, bool) {
+	lower := strings.ToLower(got)
 	best, bestDist := "", -1
 	for _, v := range valid {
-		d := editDistance(strings.ToLower(got), strings.ToLower(v))
+		d := editDistance(lower, strings.ToLower(v))
 		if i := strings.LastIndexByte(v, '/'); i >= 0 {
 			// "gpt-oss-120b" for "openai/gpt-oss-120b": the publisher left out.
-			d = min(d, editDistance(strings.ToLower(got), strings.ToLower(v[i+1:])))
+			d = min(d, editDistance(lower, strings.ToLower(v[i+1:])))
 		}
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = v, d
@@ -130,10 +142,19 @@ func didYouMean(got string, valid []string) string {
 	if len(got) <= 4 {
 		limit = 1
 	}
-	if bestDist < 0 || bestDist > limit {
-		return ""
+	if bestDist >= 0 && bestDist <= limit {
+		return best, true
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	if len(got) < 4 {
+		return "", false
+	}
+	best = ""
+	for _, v := range valid {
+		if strings.HasPrefix(strings.ToLower(v), lower) && (best == "" || len(v) < len(best)) {
+			best = v
+		}
+	}
+	return best, best != ""
 }
 
 // editDistance is the optimal string alignment distance between a and b:

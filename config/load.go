@@ -78,6 +78,7 @@ func (l *loader) decode(data []byte) {
 		return
 	}
 	l.dec.lines[""] = root.line
+	nestFields(root, data, l.probs)
 	if root.kind == nullNode {
 		return
 	}

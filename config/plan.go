@@ -83,6 +83,10 @@ type Plan struct {
 	// request's model.
 	Chains     map[string]*Chain
 	ChainOrder []string
+	// RouteChains holds, by route ID, the chain of one that serves a
+	// request naming the route as its model (routechain.go; see Model).
+	// A route of a chain that hides its routes has none.
+	RouteChains map[string]*Chain
 	// Server holds the HTTP server's limits.
 	Server Server
 	// Rest holds how long each kind of failure rests a route; package rest

@@ -87,6 +87,9 @@ func parseTree(src []byte, env func(string) string, probs *problems) *node {
 			if tok := yerr.GetToken(); tok != nil && tok.Position != nil {
 				line = tok.Position.Line
 			}
+			if hint := indentHint(src, line); hint != "" {
+				msg = "cannot parse YAML: " + hint
+			}
 		}
 		probs.addLine(line, "", msg)
 		return nil

@@ -406,7 +406,11 @@ func (l *loader) lookupRoute(id string) (*provState, modelSpec, string) {
 	spec, known := l.modelSpec(st, model)
 	if !known && st.preset != nil && !st.preset.acceptsAny(model) {
 		ids := l.knownModels(st)
-		msg := fmt.Sprintf("unknown route %q%s; %s's models are: %s", id, didYouMean(model, ids), prov, quoteList(ids))
+		hint := ""
+		if m, ok := closest(model, ids); ok {
+			hint = fmt.Sprintf(" (did you mean %q?)", prov+"/"+m)
+		}
+		msg := fmt.Sprintf("unknown route %q%s; %s's models are: %s", id, hint, prov, quoteList(ids))
 		if st.preset.AnyModelSuffix != "" {
 			msg += ", or any id ending in " + st.preset.AnyModelSuffix
 		}

@@ -212,7 +212,7 @@ func TestProblems(t *testing.T) {
 		{
 			name: "unknown route with a suggestion",
 			src:  "providers:\n  cerebras: {}\nchains:\n  a: {routes: [cerebras/llama-3.3-70c]}\n",
-			want: []string{`t.yaml:4: chains.a.routes[0]: unknown route "cerebras/llama-3.3-70c" (did you mean "llama-3.3-70b"?); cerebras's models are: gpt-oss-120b, llama3.1-8b, llama-3.3-70b, qwen-3-32b, qwen-3-235b-a22b-instruct-2507, qwen-3-235b-a22b-thinking-2507, qwen-3-coder-480b (add others under providers.cerebras.models)`},
+			want: []string{`t.yaml:4: chains.a.routes[0]: unknown route "cerebras/llama-3.3-70c" (did you mean "cerebras/llama-3.3-70b"?); cerebras's models are: gpt-oss-120b, llama3.1-8b, llama-3.3-70b, qwen-3-32b, qwen-3-235b-a22b-instruct-2507, qwen-3-235b-a22b-thinking-2507, qwen-3-coder-480b (add others under providers.cerebras.models)`},
 		},
 		{
 			name: "openrouter takes any free model",
@@ -352,7 +352,7 @@ func TestProblems(t *testing.T) {
 			name: "role kind",
 			src:  "listen: :1\n",
 			env:  map[string]string{"JUDGE_MODEL": "openai:groq:llama-3.1-8b-instant"},
-			want: []string{`environment: JUDGE_MODEL: route 1: unknown kind "openai"; want kind:provider:model, several joined with " | ", such as "openai-compatible:groq:openai/gpt-oss-120b | openai-compatible:cerebras:gpt-oss-120b" (kind is openai-compatible or gemini)`},
+			want: []string{`environment: JUDGE_MODEL: route 1: unknown kind "openai" (did you mean "openai-compatible"?); want kind:provider:model, several joined with " | ", such as "openai-compatible:groq:openai/gpt-oss-120b | openai-compatible:cerebras:gpt-oss-120b" (kind is openai-compatible or gemini)`},
 		},
 		{
 			name: "role dialect",
@@ -370,7 +370,7 @@ func TestProblems(t *testing.T) {
 			name: "role unknown model",
 			src:  "listen: :1\n",
 			env:  map[string]string{"PLANNER_MODEL": "openai-compatible:groq:gpt-oss-120b"},
-			want: []string{`environment: PLANNER_MODEL: unknown route "groq/gpt-oss-120b" (did you mean "openai/gpt-oss-120b"?); groq's models are: llama-3.1-8b-instant, llama-3.3-70b-versatile, openai/gpt-oss-120b, openai/gpt-oss-20b, qwen/qwen3-32b, meta-llama/llama-4-scout-17b-16e-instruct, moonshotai/kimi-k2-instruct-0905, groq/compound, groq/compound-mini, allam-2-7b, qwen/qwen3.6-27b (add others under providers.groq.models)`},
+			want: []string{`environment: PLANNER_MODEL: unknown route "groq/gpt-oss-120b" (did you mean "groq/openai/gpt-oss-120b"?); groq's models are: llama-3.1-8b-instant, llama-3.3-70b-versatile, openai/gpt-oss-120b, openai/gpt-oss-20b, qwen/qwen3-32b, meta-llama/llama-4-scout-17b-16e-instruct, moonshotai/kimi-k2-instruct-0905, groq/compound, groq/compound-mini, allam-2-7b, qwen/qwen3.6-27b (add others under providers.groq.models)`},
 		},
 		{
 			name: "role clashes with a chain",

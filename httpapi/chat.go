@@ -57,9 +57,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	// The chain is looked up here, once: the Gateway and the router take it
 	// as it is.
-	ch := s.plan.Chains[model]
+	ch := s.lookupModel(w, model, who)
 	if ch == nil {
-		writeError(w, http.StatusNotFound, "the model "+strconv.Quote(model)+" names no chain of this gateway; use one of: "+chainList(s.plan, who), "invalid_request_error", "model", "model_not_found")
 		return
 	}
 	// The user field narrows only a key that says so (caller.Identity.Narrow).

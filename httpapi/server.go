@@ -57,6 +57,12 @@ type Server struct {
 	mux     *http.ServeMux
 	ids     *reqid.Source
 	callers *caller.Resolver
+	// hasStatus: a status page is mounted at /status (GET / sends a
+	// browser there).
+	hasStatus bool
+	// ready and readyWhy are /healthz's status and reason, fixed with the
+	// plan (healthStatus).
+	ready, readyWhy string
 
 	bufs sync.Pool // *[]byte
 }
@@ -83,9 +89,9 @@ func New(o Options) *Server {
 	for p, h := range o.Extra {
 		s.mux.Handle(p, h)
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+"; this gateway serves POST /v1/chat/completions and GET /v1/models", "invalid_request_error", "", "not_found")
-	})
+	_, s.hasStatus = o.Extra["/status"]
+	s.ready, s.readyWhy = healthStatus(o.Plan)
+	s.mux.HandleFunc("/", s.root)
 	return s
 }
 
@@ -171,36 +177,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf *[]byte) b
 	return true
 }
 
-func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, "GET")
-		return
-	}
-	who, ok := s.identify(w, r)
-	if !ok {
-		return
-	}
-	b := []byte(`{"object":"list","data":[`)
-	first := true
-	for _, name := range s.plan.ChainOrder {
-		if !who.Allows(name) {
-			continue // a key sees the chains it may use
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, `{"id":`...)
-		b = strconv.AppendQuote(b, name)
-		b = append(b, `,"object":"model","created":0,"owned_by":"tollfree"}`...)
-	}
-	b = append(b, "]}"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(b)
-}
-
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	b := []byte(`{"status":"ok"`)
+	b := []byte(`{"status":`)
+	b = strconv.AppendQuote(b, s.ready)
+	if s.readyWhy != "" {
+		b = append(b, `,"reason":`...)
+		b = strconv.AppendQuote(b, s.readyWhy)
+	}
 	if s.health != nil {
 		for k, v := range s.health() {
 			b = append(b, ',')

@@ -1,8 +1,8 @@
 // Command tollfree runs the gateway and its tools. It only wires packages
 // together; the logic lives in them.
 //
-//	tollfree serve [-config tollfree.yaml]   run the gateway
-//	tollfree check [-config tollfree.yaml]   validate a config and print its chains
+//	tollfree serve [-config] [tollfree.yaml]   run the gateway
+//	tollfree check [-config] [tollfree.yaml]   validate a config and print its chains
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/tollfree/tollfree"
@@ -29,14 +30,15 @@ import (
 const usage = `tollfree keeps an AI feature answering on free LLM tiers.
 
 Usage:
-  tollfree serve [-config FILE] [-listen ADDR]   run the gateway
-  tollfree check [-config FILE]                  validate a config, print chains, routes and limits
+  tollfree serve [-listen ADDR] [FILE]           run the gateway
+  tollfree check [FILE]                          validate a config, print chains, routes and limits
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
   tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
   tollfree sim   [-days N] [-trace FILE]         simulate a day of traffic: tollfree vs a naive chain
   tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens (-tz ZONE, -json)
 
-Without -config, tollfree.yaml is read when it exists; otherwise the built-in
+FILE may also be given as -config FILE. Without one, tollfree.yaml is read
+when it exists; otherwise the built-in
 free-tier presets are used with the provider keys found in the environment
 (GROQ_API_KEY, GEMINI_API_KEY, CEREBRAS_API_KEY, OPENROUTER_API_KEY,
 NVIDIA_API_KEY, MISTRAL_API_KEY, GITHUB_TOKEN...).
@@ -125,21 +127,71 @@ func readPlan(path string) (*config.Plan, error) {
 
 func check(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	path := fs.String("config", "", "config file (default tollfree.yaml if present, else built-in presets)")
+	path := fs.String("config", "", "config file, also given as the one argument (default tollfree.yaml if present, else built-in presets)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	plan, err := loadPlan(*path, stdout)
+	if err := configArg(fs, path); err != nil {
+		return err
+	}
+	plan, err := loadServable(*path, stdout)
 	if err != nil {
 		return err
 	}
 	config.WriteTable(stdout, plan)
+	fmt.Fprintln(stdout)
+	writeReadiness(stdout, plan)
 	return nil
+}
+
+// configArg takes the config file from the one argument left after the
+// flags (issue 16: `tollfree check FILE` used to check the built-in
+// defaults and exit 0).
+func configArg(fs *flag.FlagSet, path *string) error {
+	switch {
+	case fs.NArg() == 0:
+		return nil
+	case fs.NArg() > 1 || *path != "":
+		return fmt.Errorf("give one config file, as the argument or as -config, not %q; flags go before it (tollfree %s -listen :8080 tollfree.yaml)", strings.Join(fs.Args(), " "), fs.Name())
+	}
+	*path = fs.Arg(0)
+	return nil
+}
+
+// loadServable is loadPlan, refusing a plan with no chains.
+func loadServable(path string, outs ...io.Writer) (*config.Plan, error) {
+	plan, err := loadPlan(path, outs...)
+	if err != nil {
+		return nil, err
+	}
+	name := path
+	if name == "" {
+		name = config.DefaultName
+		if _, err := os.Stat("tollfree.yaml"); err == nil {
+			name = "tollfree.yaml"
+		}
+	}
+	if err := plan.Serves(name); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// writeReadiness prints a line per chain: how many of its routes are
+// enabled, and which variable enables the others; a chain with none is a
+// warning, since every request to it gets its fallback.
+func writeReadiness(w io.Writer, plan *config.Plan) {
+	for _, r := range plan.Readiness() {
+		if r.Enabled == 0 {
+			fmt.Fprint(w, "warning: ")
+		}
+		fmt.Fprintln(w, r)
+	}
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	path := fs.String("config", "", "config file (default tollfree.yaml if present, else built-in presets)")
+	path := fs.String("config", "", "config file, also given as the one argument (default tollfree.yaml if present, else built-in presets)")
 	listen := fs.String("listen", "", "listen address (overrides the config's listen)")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (/debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060; off when empty")
 	if err := fs.Parse(args); err != nil {
@@ -153,7 +205,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopProfiler()
 	}
-	plan, err := loadPlan(*path, stdout, stderr)
+	if err := configArg(fs, path); err != nil {
+		return err
+	}
+	plan, err := loadServable(*path, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -177,6 +232,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ln = httpapi.LimitListener(ln, plan.Server.MaxConnections, srv.Handler)
 	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
+	writeReadiness(stdout, plan)
+	for _, r := range plan.Readiness() {
+		if r.Enabled == 0 {
+			logger.Warn("chain has no enabled route: every request to it gets its fallback; /healthz says degraded", "chain", r.Chain, "fix", strings.Join(r.Fixes, "; "))
+		}
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
