@@ -113,6 +113,12 @@ func Run(ctx context.Context, o Options) error {
 		ln.Close()
 		return err
 	}
+	// The fallback is a search over the sample site's pages, read from
+	// disk like a real site's.
+	if _, err := copyPortfolio(dataDir); err != nil {
+		ln.Close()
+		return fmt.Errorf("demo: writing its content folder: %w", err)
+	}
 	plan, err := config.Parse("demo", []byte(gatewayYAML("http://"+emuLn.Addr().String(), ln.Addr().String(), dataDir)), demoEnv(token))
 	if err != nil {
 		ln.Close()

@@ -149,7 +149,7 @@ ROUTES
     deadline: 25s
     hedge_delay: 3s
     keep_exchanges: 2
-    fallback: {message: "Mission Control is resting: every free route is busy or spent. This is a fixed message; please try again in a minute."}
+    fallback: {search: DATA/content}
 `
 
 // adminTokenEnv names the demo's admin token in its config; Run generates

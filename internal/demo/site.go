@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	portfolio "github.com/tollfree/tollfree/examples/content"
 	"io/fs"
 	"net/http"
 	"os"
@@ -73,13 +74,25 @@ func validPageName(name string) bool {
 // parent and returns its path: the assistant reads (and watches) a folder
 // on disk.
 func copyContent(parent string) (string, error) {
-	dir := filepath.Join(parent, "content")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
 	sub, err := fs.Sub(site.Files, "content")
 	if err != nil {
 		return "", err
 	}
-	return dir, os.CopyFS(dir, sub)
+	return writeFolder(parent, sub)
+}
+
+// copyPortfolio writes the sample portfolio's pages (examples/content),
+// which the demo's search fallback answers from, into a new folder under
+// parent.
+func copyPortfolio(parent string) (string, error) {
+	return writeFolder(parent, portfolio.Pages)
+}
+
+// writeFolder copies fsys into parent/content.
+func writeFolder(parent string, fsys fs.FS) (string, error) {
+	dir := filepath.Join(parent, "content")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.CopyFS(dir, fsys)
 }
