@@ -181,24 +181,14 @@ func (s *Server) noAssistant(name string) string {
 
 // askStream answers /v1/ask as events: delta, then done (or error).
 func (s *Server) askStream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call) {
-	ka := startKeepAlive(s.clock, s.plan.Server.StreamKeepAlive, w, func() { writeStreamHeaders(w) })
-	defer ka.stop()
-	as, err := s.gw.ServeStream(r.Context(), ch, call)
-	if err != nil {
-		if ka.stop() {
-			s.fail(errorEvents{w: w}, r, ch, who, err)
-			return
-		}
-		s.fail(w, r, ch, who, err)
+	as, ka, ok := s.openStream(w, r, ch, who, call, func(as *llm.AnswerStream) {
+		w.Header().Set(HeaderAnswer, mode(as.ServedBy))
+	})
+	if !ok {
 		return
 	}
+	defer ka.stop()
 	defer as.Close()
-	if !ka.commit() {
-		s.issueVisitor(w, r, who)
-		w.Header().Set(HeaderAnswer, mode(as.ServedBy))
-		writeStreamHeaders(w)
-	}
-	ka.unlock(false)
 	ev := &eventWriter{w: w, rc: http.NewResponseController(w), ka: ka}
 	for {
 		c, err := as.Next()

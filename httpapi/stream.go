@@ -35,27 +35,44 @@ import (
 // the chain's reasoning is "pass" and is dropped otherwise. With
 // stream_options.include_usage the last chunk before [DONE] carries the
 // usage of every part (estimated where an upstream reported none).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call) {
+// openStream asks the gateway for call's stream, with keep-alives going
+// out while it waits (keepalive.go). On an error it answers the caller
+// itself, as an error event once a keep-alive committed the status, else
+// as an ordinary error response, and ok is false. On an answer it writes
+// the stream's headers (headers adds the path's own) unless a keep-alive
+// wrote them, and hands back the stream, which the caller closes (that
+// ends the request's turn, its caller's request in flight and the
+// gateway's cap, whichever way the stream ends), and its keep-alive,
+// which the caller stops.
+func (s *Server) openStream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call, headers func(*llm.AnswerStream)) (*llm.AnswerStream, *keepAlive, bool) {
 	ka := startKeepAlive(s.clock, s.plan.Server.StreamKeepAlive, w, func() { writeStreamHeaders(w) })
-	defer ka.stop()
 	as, err := s.gw.ServeStream(r.Context(), ch, call)
 	if err != nil {
 		if ka.stop() {
 			s.fail(errorEvents{w: w}, r, ch, who, err)
-			return
+		} else {
+			s.fail(w, r, ch, who, err)
 		}
-		s.fail(w, r, ch, who, err)
-		return
+		return nil, nil, false
 	}
-	// Closing ends the request's turn (its caller's request in flight, the
-	// gateway's cap) whichever way the stream ends, the caller gone too.
-	defer as.Close()
 	if !ka.commit() {
 		s.issueVisitor(w, r, who)
-		servedHeaders(w, ch, as.ServedBy, as.Route, as.CacheMiss)
+		headers(as)
 		writeStreamHeaders(w)
 	}
 	ka.unlock(false)
+	return as, ka, true
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call) {
+	as, ka, ok := s.openStream(w, r, ch, who, call, func(as *llm.AnswerStream) {
+		servedHeaders(w, ch, as.ServedBy, as.Route, as.CacheMiss)
+	})
+	if !ok {
+		return
+	}
+	defer ka.stop()
+	defer as.Close()
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w), ka: ka, id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
 	sw.buf = s.getBuf()
 	defer s.putBuf(sw.buf)
