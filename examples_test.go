@@ -350,3 +350,34 @@ func goIn(t *testing.T, dir string, env map[string]string, args ...string) strin
 	}
 	return string(out)
 }
+
+// TestExampleConfigsDefaultToRealEndpoints: run as their READMEs say, with
+// keys and no *_BASE_URL, the examples call each provider's real endpoint
+// (its preset's), not a leftover test address.
+func TestExampleConfigsDefaultToRealEndpoints(t *testing.T) {
+	checkLeaks(t)
+	real := map[string]string{}
+	for _, p := range config.Presets() {
+		real[p.Name] = p.BaseURL
+	}
+	real["keyless"] = "https://text.pollinations.ai/openai"
+	env := map[string]string{"TOLLFREE_ADMIN_TOKEN": exampleAdmin, "WEBAPP_KEY": exampleKey, "BOT_KEY": exampleKey,
+		"TOLLFREE_DATA_DIR": t.TempDir(), "PLANNER_MODEL": "openai-compatible:groq:openai/gpt-oss-120b"}
+	for _, name := range []string{"site-assistant", "portfolio", "eval-batch", "web-app", "chat-bot"} {
+		path := filepath.Join("examples", name, "tollfree.yaml")
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := config.Parse(path, src, emutest.Env(env))
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		for pname, p := range plan.Providers {
+			if want, ok := real[pname]; !ok || p.BaseURL != want {
+				t.Errorf("%s: provider %s calls %q, want %q", path, pname, p.BaseURL, want)
+			}
+		}
+	}
+}
