@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Measure tollfree's own cost: the shared load harness (../shared/bench) run
-# against the fixed mockup upstream called directly, then through
-# `tollfree serve` in front of it, in the same run, on loopback.
+# Measure tollfree's own cost: wrk with bench/chat.lua against the fixed
+# upstream (bench/upstream) called directly, then through `tollfree serve`
+# in front of it, in the same run, on loopback. Needs Go and wrk only.
 #
 # usage: bench/run.sh            (from anywhere; takes about 9 minutes)
 #
 # environment (all optional):
-#   SHARED     the shared harness                 (default <repo>/../shared/bench)
 #   OUTDIR     where results go                   (default <repo>/bench/results)
 #   LOGMODES   call_log settings to measure       (default "off on")
 #   STREAMING  1 = also measure streamed answers  (default 1)
 #   PROFILE    1 = also take a CPU and an allocation profile of the gateway
 #              at 64 connections, call_log off (default 1)
 #   LOAD       0 = skip the load runs, only profile  (default 1)
-#   DURATION, WARMUP, THREADS: passed to the shared run.sh
+#   DURATION   wrk's run at each level            (default 10s)
+#   WARMUP     a warm-up at 16 connections first  (default 3s; none streaming)
+#   THREADS    wrk threads, at most the connections (default 1)
 #
-# Writes $OUTDIR/bench-<stamp>.tsv (the shared run.sh's rows, plus the
+# Writes $OUTDIR/bench-<stamp>.tsv (a row per target and level, plus the
 # gateway's RSS right after start), bench-<stamp>.md (the tables with
 # ratios and deltas against direct), and with PROFILE=1 cpu-<stamp>.pprof,
 # allocs0-<stamp>.pprof and allocs-<stamp>.pprof (allocations before and
@@ -26,8 +27,9 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared/bench}
-SHARED=$(cd "$SHARED" && pwd)
+LUA=$HERE/chat.lua
+DURATION=${DURATION:-10s}
+THREADS=${THREADS:-1}
 OUTDIR=${OUTDIR:-$HERE/results}
 LOGMODES=${LOGMODES:-off on}
 STREAMING=${STREAMING:-1}
@@ -51,10 +53,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The mockup is built from a copy: its code is the shared harness's, not ours.
-cp -r "$SHARED/mockup" "$WORK/mockup"
-(cd "$WORK/mockup" && GOWORK=off GOFLAGS= go build -o "$WORK/mockup-bin" .)
-(cd "$ROOT" && go build -o "$WORK/tollfree" ./cmd/tollfree)
+(cd "$ROOT" && go build -o "$WORK/upstream" ./bench/upstream && go build -o "$WORK/tollfree" ./cmd/tollfree)
 
 wait_up() { # wait_up URL: until it answers at all, 10 s at most
   for _ in $(seq 100); do
@@ -65,7 +64,7 @@ wait_up() { # wait_up URL: until it answers at all, 10 s at most
 }
 rss_kb() { ps -o rss= -p "$1" | tr -d ' '; }
 
-"$WORK/mockup-bin" -addr "$MOCK_ADDR" >"$WORK/mockup.log" 2>&1 &
+"$WORK/upstream" -addr "$MOCK_ADDR" >"$WORK/upstream.log" 2>&1 &
 MOCK_PID=$!; PIDS_STARTED+=("$MOCK_PID")
 wait_up "http://$MOCK_ADDR/health"
 
@@ -86,26 +85,51 @@ start_gateway() { # start_gateway CALL_LOG [extra serve flags]
 }
 stop_gateway() { kill "$GW_PID"; wait "$GW_PID" 2>/dev/null || true; }
 
-shared() { # shared NAME URL PID STREAM CONNS
-  OUT=$TSV PIDS=$3 STREAM=$4 CONNS=$5 MODEL=gpt-4o-mini "$SHARED/run.sh" "$1" "$2"
+rss_sum() { local t=0 p r; for p in "$@"; do r=$(rss_kb "$p" 2>/dev/null || true); t=$((t + ${r:-0})); done; echo "$t"; }
+result() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+
+# load NAME URL PID STREAM CONNS: a check that the target answers chat.lua's
+# request with 200s, a warm-up, then wrk at each level of CONNS, the RSS of
+# PID sampled each second; a row per level appended to $TSV.
+load() {
+  local name=$1 url=$2 pid=$3 conns=$5 c t res idle maxf sampler
+  export MODEL=gpt-4o-mini STREAM=$4
+  res=$(wrk -t1 -c1 -d1s -s "$LUA" "$url" | grep '^RESULT' || true)
+  if [ -z "$res" ] || [ "$(result non2xx "$res")" != 0 ] || [ "$(result requests "$res")" = 0 ]; then
+    echo "# $name does not answer chat.lua's request with 200s ($res); not measured" >&2; exit 2
+  fi
+  if [ "$WARMUP" != 0 ]; then wrk -t1 -c16 -d"$WARMUP" -s "$LUA" "$url" >/dev/null; sleep 1; fi
+  [ -s "$TSV" ] || printf 'name\tstream\tconns\trps\tp50_ms\tp99_ms\tnon2xx\tsockerr\trss_idle_kb\trss_load_max_kb\tdate\n' >"$TSV"
+  for c in $conns; do
+    t=$THREADS; [ "$t" -gt "$c" ] && t=$c
+    idle=$(rss_sum "$pid"); maxf=$WORK/rss-max; echo "$idle" >"$maxf"
+    ( while sleep 1; do r=$(rss_sum "$pid"); [ "$r" -gt "$(cat "$maxf")" ] && echo "$r" >"$maxf"; done ) &
+    sampler=$!
+    res=$(wrk -t"$t" -c"$c" -d"$DURATION" --timeout 10s -s "$LUA" "$url" | grep '^RESULT' || true)
+    kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$STREAM" "$c" "$(result rps "$res")" \
+      "$(result p50_ms "$res")" "$(result p99_ms "$res")" "$(result non2xx "$res")" "$(result sockerr "$res")" \
+      "$idle" "$(cat "$maxf")" "$(date -u +%FT%TZ)" | tee -a "$TSV"
+    sleep 1
+  done
 }
 
 echo "# machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go version | cut -d' ' -f3), wrk $(wrk -v 2>&1 | head -1 | cut -d' ' -f2)"
 for stream in $([ "$LOAD" = 1 ] && echo 0) $([ "$LOAD$STREAMING" = 11 ] && echo 1); do
   warm=${WARMUP:-3s}; [ "$stream" = 1 ] && warm=0
-  WARMUP=$warm shared direct "http://$MOCK_ADDR$URL_PATH" "$MOCK_PID" "$stream" "1 16 64"
+  WARMUP=$warm load direct "http://$MOCK_ADDR$URL_PATH" "$MOCK_PID" "$stream" "1 16 64"
   for log in $LOGMODES; do
     start_gateway "$log"
-    WARMUP=$warm shared "gateway-log-$log" "http://$GW_ADDR$URL_PATH" "$GW_PID" "$stream" "1 16 64"
+    WARMUP=$warm load "gateway-log-$log" "http://$GW_ADDR$URL_PATH" "$GW_PID" "$stream" "1 16 64"
     stop_gateway
   done
 done
 
 if [ "$PROFILE" = 1 ]; then
   start_gateway off -pprof "$PPROF_ADDR"
-  lua=$SHARED/chat.lua
+  lua=$LUA
   # CPU: 10 s of profile inside 14 s of load at 64 connections.
-  MODEL=gpt-4o-mini wrk -t1 -c64 -d14s -s "$lua" "http://$GW_ADDR$URL_PATH" >"$WORK/wrk-cpu.out" &
+  MODEL=gpt-4o-mini STREAM=0 wrk -t1 -c64 -d14s -s "$lua" "http://$GW_ADDR$URL_PATH" >"$WORK/wrk-cpu.out" &
   wrkpid=$!
   sleep 2
   curl -s -o "$OUTDIR/cpu-$STAMP.pprof" "http://$PPROF_ADDR/debug/pprof/profile?seconds=10"
@@ -119,7 +143,7 @@ if [ "$PROFILE" = 1 ]; then
   # Allocations: the difference between two allocation profiles around a
   # counted load, divided by the requests wrk made.
   curl -s -o "$OUTDIR/allocs0-$STAMP.pprof" "http://$PPROF_ADDR/debug/pprof/allocs"
-  MODEL=gpt-4o-mini wrk -t1 -c16 -d5s -s "$lua" "http://$GW_ADDR$URL_PATH" >"$WORK/wrk-allocs.out"
+  MODEL=gpt-4o-mini STREAM=0 wrk -t1 -c16 -d5s -s "$lua" "http://$GW_ADDR$URL_PATH" >"$WORK/wrk-allocs.out"
   curl -s -o "$OUTDIR/allocs-$STAMP.pprof" "http://$PPROF_ADDR/debug/pprof/allocs"
   reqs=$(sed -n 's/^RESULT requests=\([0-9]*\).*/\1/p' "$WORK/wrk-allocs.out")
   stop_gateway

@@ -15,7 +15,7 @@ $1 == "gateway-start" { start[$11] = $9; next }
 }
 END {
   print "Run of " date ". Δ = gateway minus direct; ratio = gateway RPS ÷ direct RPS;"
-  print "RSS = resident memory of the target, maximum under load (direct: the mockup)."
+  print "RSS = resident memory of the target, maximum under load (direct: the upstream)."
   for (s = 0; s <= 1; s++) {
     print ""
     print (s ? "Streaming (20 chunks, latency to the last chunk):" : "Non-streaming:")
