@@ -255,15 +255,8 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 		return fmt.Errorf("listening on %s: %w (is another tollfree running? change listen or -listen)", plan.Listen, err)
 	}
 	ln = httpapi.LimitListener(ln, plan.Server.MaxConnections, srv.Handler)
-	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
-	writeReadiness(stdout, plan)
-	for _, r := range plan.Readiness() {
-		if r.Enabled == 0 {
-			lv.logger.Warn("chain has no enabled route: every request to it gets its fallback; /healthz says degraded", "chain", r.Chain, "fix", strings.Join(r.Fixes, "; "))
-		}
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// Before the line that says it listens: a reload asked for from then
+	// on is one.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -273,6 +266,15 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 		defer stop()
 		edited = watchFile(wctx, f)
 	}
+	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
+	writeReadiness(stdout, plan)
+	for _, r := range plan.Readiness() {
+		if r.Enabled == 0 {
+			lv.logger.Warn("chain has no enabled route: every request to it gets its fallback; /healthz says degraded", "chain", r.Chain, "fix", strings.Join(r.Fixes, "; "))
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
 	for {
 		select {
 		case err := <-errc:
