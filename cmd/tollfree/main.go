@@ -1,7 +1,7 @@
 // Command tollfree runs the gateway and its tools. It only wires packages
 // together; the logic lives in them.
 //
-//	tollfree serve [-config] [tollfree.yaml]   run the gateway
+//	tollfree serve [-config] [tollfree.yaml]   run the gateway (SIGHUP or an edit reloads the config)
 //	tollfree check [-config] [tollfree.yaml]   validate a config and print its chains
 package main
 
