@@ -186,15 +186,36 @@ func testStopFinishes(t *testing.T, bin string) {
 }
 
 // testStopCuts: a stream still in flight when the grace runs out gets an
-// error event (never a [DONE]: the answer is cut), and the exit status is
-// still 0.
+// error event (never a [DONE]: the answer is cut), a request not yet
+// answered a 503, and the exit status is still 0.
 func testStopCuts(t *testing.T, bin string) {
 	ls := startLive(t, bin, "1s", "")
 	s := ls.stream(t)
+	ls.emu.Script("capd", "slow", emulator.Step{Kind: emulator.Hang}) // until the fake clock moves: never
+	whole := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(ls.url+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"slow","messages":[{"role":"user","content":"Tell me."}]}`))
+		if err != nil {
+			whole <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		whole <- resp.Status + " " + string(b)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ls.clk.BlockUntil(ctx, 2); err != nil { // the stream's next chunk and the hang
+		t.Fatalf("the whole answer's call never reached the emulator: %v", err)
+	}
 	ls.proc.Signal(syscall.SIGTERM)
 	got := s.rest(t, ls.clk, false) // the emulator never sends the rest
 	if strings.Contains(got, "[DONE]") || !strings.Contains(got, "shut down before this answer finished") {
 		t.Errorf("the stream cut at the end of the grace, want an error event and no [DONE]:\n%s", got)
+	}
+	if got := <-whole; !strings.HasPrefix(got, "503 ") || !strings.Contains(got, `"shutting_down"`) {
+		t.Errorf("the whole answer cut at the end of the grace: %s, want a 503 shutting_down", got)
 	}
 	if err := ls.proc.Wait(30 * time.Second); err != nil {
 		t.Errorf("tollfree serve past the grace: %v, want exit status 0; output:\n%s", err, ls.proc.Output())

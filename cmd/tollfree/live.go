@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -33,11 +34,18 @@ type live struct {
 	log     *calllog.Writer // nil when call_log is off
 	health  func() map[string]string
 	secrets []string // every secret value of every config loaded, scrubbed from the outputs
+	lastSum []byte   // the config file's contents as last read by a reload, hashed
 
 	mu      sync.Mutex // guards cur and the generations' in-flight counts
 	cur     *generation
 	closing sync.WaitGroup // the retired gateways being closed
 }
+
+// What asked for a reload, as the log says.
+const (
+	triggerHUP  = "SIGHUP"
+	triggerEdit = "file changed"
+)
 
 // generation is one gateway and its requests in flight.
 type generation struct {
@@ -185,6 +193,11 @@ func (l *live) close() {
 // otherwise it logs why, with the lines as `tollfree check` prints them,
 // and keeps serving the current one.
 func (l *live) reload(trigger string) {
+	sum := fileSum(configFile(l.path))
+	if trigger == triggerEdit && sum != nil && bytes.Equal(sum, l.lastSum) {
+		return // a SIGHUP read this edit already
+	}
+	l.lastSum = sum
 	plan, err := l.load()
 	if err != nil {
 		l.logger.Error("config reload refused: "+err.Error()+"; still serving the previous config", "trigger", trigger)

@@ -232,7 +232,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sh.close() // last: the call log and the state, flushed
 	lv := &live{path: *path, listen: *listen, outs: []io.Writer{stdout, stderr}, logger: logger,
-		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues()}
+		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: fileSum(configFile(*path))}
 	g, err := lv.build(plan)
 	if err != nil {
 		return err
@@ -280,9 +280,9 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 		case err := <-errc:
 			return err
 		case <-hup:
-			lv.reload("SIGHUP")
+			lv.reload(triggerHUP)
 		case <-edited:
-			lv.reload("file changed")
+			lv.reload(triggerEdit)
 		case <-ctx.Done():
 			return shutdown(srv, errc, cancel, lv.plan().Server.ShutdownGrace, lv.logger)
 		}
