@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -227,7 +228,11 @@ func (l *live) load() (*config.Plan, error) {
 	if err := plan.Serves(configName(l.path)); err != nil {
 		return nil, err
 	}
-	l.secrets = append(l.secrets, plan.SecretValues()...)
+	for _, v := range plan.SecretValues() {
+		if !slices.Contains(l.secrets, v) {
+			l.secrets = append(l.secrets, v) // an old key stays scrubbed too
+		}
+	}
 	set := secret.New(l.secrets...)
 	for _, w := range l.outs {
 		if sw, ok := w.(*secret.Writer); ok {
