@@ -97,8 +97,12 @@ type Options struct {
 	Metrics MetricsFunc
 	// CallLog, when set, receives the call records instead of the file
 	// Plan.CallLog names (calllog.NewWriter wraps any io.Writer). The
-	// gateway closes it.
+	// gateway closes it, unless KeepCallLog.
 	CallLog *calllog.Writer
+	// KeepCallLog leaves CallLog open when the gateway closes: a program
+	// that swaps gateways on one call log (cmd/tollfree's reload) closes it
+	// itself, once.
+	KeepCallLog bool
 	// CacheBackend stores cached answers for chains with a cache_ttl.
 	// Default: memory (64 MiB, least recently used first) over disk under
 	// Plan.DataDir. Pass a cache/rediscache backend to share the cache.
@@ -116,6 +120,7 @@ type Gateway struct {
 	store   state.Store
 	own     *memstore.Store // closed by Close when the gateway opened it
 	log     *calllog.Writer
+	keepLog bool // log is the caller's to close (Options.KeepCallLog)
 	cache   *cache.Cache
 	shelf   *shelf                      // the live content folders (content.go)
 	content map[string]*content.Library // by chain: the content its answers draw on
@@ -170,7 +175,7 @@ func New(o Options) (*Gateway, error) {
 	g.gate = gate.New(gate.Options{Max: sv.MaxRequests, Queue: sv.QueueLength, Wait: sv.QueueWait, Clock: o.Clock})
 	var recs multiRecorder
 	if o.CallLog != nil {
-		g.log = o.CallLog
+		g.log, g.keepLog = o.CallLog, o.KeepCallLog
 		recs = append(recs, o.CallLog)
 	} else if p := o.Plan.CallLog; p != "off" {
 		if p == "" {
@@ -306,7 +311,7 @@ func (g *Gateway) close() error {
 	if g.shelf != nil {
 		g.shelf.close()
 	}
-	if g.log != nil {
+	if g.log != nil && !g.keepLog {
 		errs = append(errs, g.log.Close())
 	}
 	if g.own != nil {

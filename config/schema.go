@@ -90,7 +90,9 @@ type ServerConfig struct {
 	ReadTimeout Duration `yaml:"read_timeout"`
 	// IdleTimeout caps an idle keep-alive connection. Default 120s.
 	IdleTimeout Duration `yaml:"idle_timeout"`
-	// ShutdownGrace is how long in-flight requests get at shutdown. Default 30s.
+	// ShutdownGrace is how long in-flight requests get at shutdown; then
+	// a stream still running ends with an error event, a request not yet
+	// answered gets a 503. Default 30s.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
 	// WriteTimeout caps each write to a client (one chunk of a stream, a
 	// whole answer): a client that stops reading is dropped after it and

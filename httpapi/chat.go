@@ -152,8 +152,13 @@ func splitThink(s string) (content, reasoning string) {
 // a chain the key may not use, 403; the gateway at its cap, 503), a typed
 // request whose schema cannot be checked (400) or that no answer matched
 // (502), or no route and no fallback (503 with Retry-After). A caller that
-// went away gets nothing: nobody is listening.
+// went away gets nothing: nobody is listening; one the server's shutdown
+// cut short, a 503 (ErrShutdown).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, err error) {
+	if ShuttingDown(r.Context()) {
+		writeError(w, http.StatusServiceUnavailable, shutdownMessage, "server_error", "", "shutting_down")
+		return
+	}
 	if r.Context().Err() != nil {
 		return
 	}

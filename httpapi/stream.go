@@ -84,6 +84,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 			break
 		}
 		if err != nil {
+			if ShuttingDown(r.Context()) {
+				sw.broken(&think, shutdownMessage)
+			}
 			if r.Context().Err() != nil {
 				return // the caller went away; nobody is listening
 			}

@@ -1,7 +1,7 @@
 // Command tollfree runs the gateway and its tools. It only wires packages
 // together; the logic lives in them.
 //
-//	tollfree serve [-config] [tollfree.yaml]   run the gateway
+//	tollfree serve [-config] [tollfree.yaml]   run the gateway (SIGHUP or an edit reloads the config)
 //	tollfree check [-config] [tollfree.yaml]   validate a config and print its chains
 package main
 
@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
@@ -164,17 +165,22 @@ func loadServable(path string, outs ...io.Writer) (*config.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := path
-	if name == "" {
-		name = config.DefaultName
-		if _, err := os.Stat("tollfree.yaml"); err == nil {
-			name = "tollfree.yaml"
-		}
-	}
-	if err := plan.Serves(name); err != nil {
+	if err := plan.Serves(configName(path)); err != nil {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// configFile is the file the config is read from: path, else tollfree.yaml
+// when it exists; "" for the built-in presets.
+func configFile(path string) string {
+	if path != "" {
+		return path
+	}
+	if _, err := os.Stat("tollfree.yaml"); err == nil {
+		return "tollfree.yaml"
+	}
+	return ""
 }
 
 // writeReadiness prints a line per chain: how many of its routes are
@@ -220,40 +226,93 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeStore()
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Store: st, Logger: logger, Health: health, Metrics: newMetrics})
+	sh, err := openShared(plan, st, logger)
 	if err != nil {
 		return err
 	}
-	defer gw.Close()
-	srv := httpapi.HTTPServer(plan, gw.Handler())
+	defer sh.close() // last: the call log and the state, flushed
+	lv := &live{path: *path, listen: *listen, outs: []io.Writer{stdout, stderr}, logger: logger,
+		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: fileSum(configFile(*path))}
+	g, err := lv.build(plan)
+	if err != nil {
+		return err
+	}
+	lv.swap(g)
+	defer lv.close()
+	return listenAndServe(ctx, lv, plan, stdout)
+}
+
+// listenAndServe serves lv on the plan's address until ctx ends (SIGTERM,
+// SIGINT), reloading the config on SIGHUP and when its file changes, then
+// shuts down (shutdown).
+func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.Writer) error {
+	srv := httpapi.HTTPServer(plan, lv)
+	base, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	srv.BaseContext = func(net.Listener) context.Context { return base }
 	ln, err := net.Listen("tcp", plan.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another tollfree running? change listen or -listen)", plan.Listen, err)
 	}
 	ln = httpapi.LimitListener(ln, plan.Server.MaxConnections, srv.Handler)
+	// Before the line that says it listens: a reload asked for from then
+	// on is one.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var edited <-chan struct{}
+	if f := configFile(lv.path); f != "" {
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		edited = watchFile(wctx, f)
+	}
 	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
 	writeReadiness(stdout, plan)
 	for _, r := range plan.Readiness() {
 		if r.Enabled == 0 {
-			logger.Warn("chain has no enabled route: every request to it gets its fallback; /healthz says degraded", "chain", r.Chain, "fix", strings.Join(r.Fixes, "; "))
+			lv.logger.Warn("chain has no enabled route: every request to it gets its fallback; /healthz says degraded", "chain", r.Chain, "fix", strings.Join(r.Fixes, "; "))
 		}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-hup:
+			lv.reload(triggerHUP)
+		case <-edited:
+			lv.reload(triggerEdit)
+		case <-ctx.Done():
+			return shutdown(srv, errc, cancel, lv.plan().Server.ShutdownGrace, lv.logger)
+		}
 	}
-	logger.Info("shutting down; letting requests in flight finish", "grace", plan.Server.ShutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), plan.Server.ShutdownGrace)
-	defer cancel()
+}
+
+// shutdown stops accepting connections and lets the requests in flight
+// finish for up to grace; then it cancels what is left with
+// httpapi.ErrShutdown (a stream ends with an error event, never a [DONE];
+// a request not yet answered gets a 503) and waits for those to be
+// written. Running out of grace is not a failure: the exit status is 0.
+func shutdown(srv *http.Server, errc <-chan error, cancel context.CancelCauseFunc, grace time.Duration, logger *slog.Logger) error {
+	logger.Info("shutting down; letting requests in flight finish", "grace", grace)
+	sctx, stop := context.WithTimeout(context.Background(), grace)
+	defer stop()
 	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-		return fmt.Errorf("shutdown: %w", err)
+		logger.Warn("shutdown grace over: cutting the requests still in flight", "grace", grace)
+		cancel(httpapi.ErrShutdown)
+		cctx, stop := context.WithTimeout(context.Background(), cutWait)
+		defer stop()
+		if err := srv.Shutdown(cctx); err != nil {
+			srv.Close()
+		}
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
 }
+
+// cutWait is how long the requests cut at the end of the grace get to
+// write their error and return.
+const cutWait = 5 * time.Second

@@ -131,3 +131,27 @@ func (p *Proc) Stop(sig syscall.Signal, timeout time.Duration) error {
 		return nil
 	}
 }
+
+// Signal sends sig without waiting for the process to exit.
+func (p *Proc) Signal(sig syscall.Signal) {
+	p.tb.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.tb.Fatalf("testenv: signal %v: %v", sig, err)
+	}
+}
+
+// Wait waits, up to timeout, for the process to exit, and returns its exit
+// error (nil for status 0). It kills the process and fails the test when
+// the time runs out.
+func (p *Proc) Wait(timeout time.Duration) error {
+	p.tb.Helper()
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		p.tb.Fatalf("process still running after %v; killed it; output:\n%s", timeout, p.Output())
+		return nil
+	}
+}
