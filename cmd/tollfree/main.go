@@ -256,6 +256,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down; letting requests in flight finish", "grace", plan.Server.ShutdownGrace)
+	gw.Drain() // /readyz says 503 while requests in flight finish
 	sctx, cancel := context.WithTimeout(context.Background(), plan.Server.ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
