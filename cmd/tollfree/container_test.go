@@ -294,3 +294,22 @@ func TestGoreleaserMatchesScript(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallDocsMatchGoMod: the README's Install section and the
+// Dockerfile's build stage name the Go version go.mod states, so the
+// documented install works on a fresh machine.
+func TestInstallDocsMatchGoMod(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^go ([0-9.]+)$`).FindStringSubmatch(repoFile(t, "go.mod"))
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme := repoFile(t, "README.md")
+	for _, want := range []string{"## Install", "Go " + m[1] + " or later", "go install ./cmd/tollfree", "0.0.0.0:8080", "MB"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	if !strings.Contains(repoFile(t, "Dockerfile"), "FROM golang:"+m[1]+" AS build") {
+		t.Errorf("the Dockerfile's build stage is not golang:%s", m[1])
+	}
+}
