@@ -19,7 +19,7 @@ const (
 // LimitListener returns l serving at most max connections at once (issue
 // 10: nothing capped them). A connection over the cap is not left waiting
 // in the kernel's queue: a small server of its own answers its one request,
-// GET /healthz with h (so that a health check still sees a busy gateway
+// GET /healthz and /readyz with h (so that a health check still sees a busy gateway
 // alive) and anything else with a 503 in OpenAI's format and Retry-After,
 // then closes it. Closing the returned listener stops that server too. With
 // max 0 or less, l is returned as it is.
@@ -131,7 +131,7 @@ func (o overflowListener) Addr() net.Addr { return o.l.Addr() }
 func overflowHandler(max int, h http.Handler) http.Handler {
 	msg := "the gateway is serving as many connections as it takes (" + strconv.Itoa(max) + "); retry in a moment"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			h.ServeHTTP(w, r)
 			return
 		}

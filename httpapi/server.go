@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tollfree/tollfree/caller"
@@ -63,6 +64,8 @@ type Server struct {
 	// ready and readyWhy are /healthz's status and reason, fixed with the
 	// plan (healthStatus).
 	ready, readyWhy string
+	// draining: the gateway is shutting down; /readyz answers 503 (Drain).
+	draining atomic.Bool
 
 	bufs sync.Pool // *[]byte
 }
@@ -86,6 +89,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("/v1/models", s.models)
 	s.mux.HandleFunc("/v1/ask", s.ask)
 	s.mux.HandleFunc("/healthz", s.healthz)
+	s.mux.HandleFunc("/readyz", s.readyz)
 	for p, h := range o.Extra {
 		s.mux.Handle(p, h)
 	}

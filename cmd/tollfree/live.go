@@ -176,6 +176,14 @@ func (l *live) plan() *config.Plan {
 	return l.cur.gw.Plan()
 }
 
+// drain tells the current gateway that the process is shutting down:
+// its /readyz answers 503 while the requests in flight finish.
+func (l *live) drain() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cur.gw.Drain()
+}
+
 // close retires the current gateway and waits until every gateway is
 // closed (their attempts wound down). Call it once the server is shut down.
 func (l *live) close() {

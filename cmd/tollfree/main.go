@@ -37,6 +37,9 @@ Usage:
   tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
   tollfree sim   [-days N] [-trace FILE]         simulate a day of traffic: tollfree vs a naive chain
   tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens (-tz ZONE, -json)
+  tollfree emulator [-listen ADDR]               serve the emulated free tiers alone (an upstream needing no keys)
+  tollfree health [URL]                          exit 0 when URL (default http://127.0.0.1:8080/readyz) answers 200
+  tollfree version                               print the version
 
 FILE may also be given as -config FILE. Without one, tollfree.yaml is read
 when it exists; otherwise the built-in
@@ -73,6 +76,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = simulate(ctx, args[1:], stdout, stderr)
 	case "log":
 		err = logCmd(ctx, args[1:], stdout, stderr)
+	case "emulator":
+		err = emulate(ctx, args[1:], stdout)
+	case "health":
+		err = health(ctx, args[1:], stdout)
+	case "version", "-version", "--version":
+		printVersion(stdout)
+		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -284,6 +294,7 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 		case <-edited:
 			lv.reload(triggerEdit)
 		case <-ctx.Done():
+			lv.drain() // /readyz says 503 while requests in flight finish
 			return shutdown(srv, errc, cancel, lv.plan().Server.ShutdownGrace, lv.logger)
 		}
 	}
