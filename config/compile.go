@@ -48,6 +48,9 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			override(&spec.limits.RPD, m.RPD)
 			override(&spec.limits.TPM, m.TPM)
 			override(&spec.limits.TPD, m.TPD)
+			override(&spec.limits.RPH, m.RPH)
+			override(&spec.limits.TPH, m.TPH)
+			override(&spec.limits.TPMo, m.TPMo)
 			override(&spec.maxContext, m.MaxContext)
 			override(&spec.maxOutput, m.MaxOutput)
 			override(&spec.plentiful, m.Plentiful)
@@ -198,6 +201,8 @@ func (l *loader) compileProvider(st *provState) *Provider {
 		Limits: Limits{
 			RPM: derefInt(pc.Limits.RPM), RPD: derefInt(pc.Limits.RPD),
 			TPM: derefInt(pc.Limits.TPM), TPD: derefInt(pc.Limits.TPD),
+			RPH: derefInt(pc.Limits.RPH), TPH: derefInt(pc.Limits.TPH),
+			TPMo: derefInt(pc.Limits.TPMo),
 		},
 		Reset: st.reset,
 	}
