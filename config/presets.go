@@ -76,7 +76,7 @@ type PresetModel struct {
 const (
 	srcGroq       = "console.groq.com/docs/rate-limits free plan table [late 2025 snapshot]; cheahjs [2026-07-18] agrees"
 	srcGemini     = "cheahjs [2026-07-18], read from Google's Cloud Quotas API; TPM counts input tokens only"
-	srcCerebras   = "inference-docs.cerebras.ai/support/rate-limits [undated; cheahjs 2026-07-18 agrees for gpt-oss-120b, llama3.1-8b]; TPH/RPH not modelled"
+	srcCerebras   = "inference-docs.cerebras.ai/support/rate-limits [undated; cheahjs 2026-07-18 agrees for gpt-oss-120b, llama3.1-8b]; TPM/TPH/TPD/RPM/RPH/RPD as published"
 	srcCtxCard    = "context from the model card [not in PROVIDERS.md, unverified]"
 	srcGeminiCtx  = "context 1048576 from Gemini's 400 body quoted in PROVIDERS.md [2026]"
 	srcGitHub     = "docs.github.com github-models prototyping doc, Copilot Free [2026-07]; tokens in/out per request"
@@ -226,13 +226,13 @@ func presetCatalog() map[string]Preset {
 			Schema: schemaEnforceWord,
 			// Prefill: not documented (inference-docs.cerebras.ai); instruct.
 			Models: []PresetModel{
-				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
-				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
-				{ID: "llama-3.3-70b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.3-70b", Source: srcCerebras},
-				{ID: "qwen-3-32b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "qwen3-32b", Source: srcCerebras},
-				{ID: "qwen-3-235b-a22b-instruct-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "qwen3-235b-a22b-instruct-2507", Source: srcCerebras},
-				{ID: "qwen-3-235b-a22b-thinking-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "qwen3-235b-a22b-thinking-2507", Source: srcCerebras},
-				{ID: "qwen-3-coder-480b", Limits: Limits{RPM: 10, RPD: 100, TPM: 150000, TPD: 1000000}, Canonical: "qwen3-coder-480b", Source: srcCerebras},
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
+				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
+				{ID: "llama-3.3-70b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.3-70b", Source: srcCerebras},
+				{ID: "qwen-3-32b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-32b", Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-instruct-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "qwen3-235b-a22b-instruct-2507", Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-thinking-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-235b-a22b-thinking-2507", Source: srcCerebras},
+				{ID: "qwen-3-coder-480b", Limits: Limits{RPM: 10, RPD: 100, TPM: 150000, TPD: 1000000, RPH: 100, TPH: 1000000}, Canonical: "qwen3-coder-480b", Source: srcCerebras},
 			},
 		},
 		{
@@ -279,8 +279,9 @@ func presetCatalog() map[string]Preset {
 			BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY",
 			// Experiment plan: "1 request per second, 500,000 tokens per
 			// minute, 1 billion tokens per month", organization-wide
-			// (help.mistral.ai/en/articles/225174); the month is not modelled.
-			Limits: Limits{RPM: 60, TPM: 500000},
+			// (help.mistral.ai/en/articles/225174). The month is taken as
+			// the calendar month in UTC (Mistral names no reset hour).
+			Limits: Limits{RPM: 60, TPM: 500000, TPMo: 1000000000},
 			Reset:  "rolling",
 			Source: "help.mistral.ai/en/articles/225174 [2026]; cheahjs [2026-07-18] says per model",
 			Schema: schemaEnforceWord,

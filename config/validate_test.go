@@ -181,6 +181,15 @@ func TestProblems(t *testing.T) {
 			want: []string{`t.yaml:4: providers.groq.limits.tpd: -5 is negative; write 0 for no limit`},
 		},
 		{
+			name: "negative hour and month limits",
+			src:  "providers:\n  groq:\n    limits: {tph: -1}\n    models:\n      x: {rph: -2, tpmo: -3}\n",
+			want: []string{
+				`t.yaml:3: providers.groq.limits.tph: -1 is negative; write 0 for no limit`,
+				`t.yaml:5: providers.groq.models.x.rph: -2 is negative; write 0 for no limit`,
+				`t.yaml:5: providers.groq.models.x.tpmo: -3 is negative; write 0 for no limit`,
+			},
+		},
+		{
 			name: "reset",
 			src:  "providers:\n  groq:\n    reset: noon\n",
 			want: []string{`t.yaml:3: providers.groq.reset: "noon" is not a reset (write "midnight UTC", "midnight America/Los_Angeles" or "rolling")`},
@@ -468,5 +477,29 @@ func TestBlipDefaults(t *testing.T) {
 		if c := p.Chains[tc.chain]; c.RetryBlips != tc.retry || c.BlipWait != tc.wait {
 			t.Errorf("chain %s: retry_blips %v, blip_wait %s; want %v, %s", tc.chain, c.RetryBlips, c.BlipWait, tc.retry, tc.wait)
 		}
+	}
+}
+
+// TestHourMonthLimits: rph, tph and tpmo are read at the provider and the
+// model, and a preset's hour and month reach the route (Cerebras's RPH,
+// Mistral's tokens per month).
+func TestHourMonthLimits(t *testing.T) {
+	src := "providers:\n  cerebras: {limits: {tph: 500}, models: {gpt-oss-120b: {rph: 3}}}\n  mistral: {}\n" +
+		"chains:\n  a: {routes: [cerebras/gpt-oss-120b, mistral/mistral-small-latest]}\n"
+	p, err := Parse("t.yaml", []byte(src), func(k string) string {
+		if strings.HasSuffix(k, "_API_KEY") {
+			return "k"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	c := p.Routes["cerebras/gpt-oss-120b"]
+	if c.Limits.RPH != 3 || c.Limits.TPH != 1000000 || c.Provider.Limits.TPH != 500 {
+		t.Errorf("cerebras: rph %d, tph %d, provider tph %d; want 3, 1000000 (preset), 500", c.Limits.RPH, c.Limits.TPH, c.Provider.Limits.TPH)
+	}
+	if m := p.Routes["mistral/mistral-small-latest"].Provider.Limits.TPMo; m != 1000000000 {
+		t.Errorf("mistral: provider tpmo %d, want 1000000000 (the preset's month)", m)
 	}
 }
