@@ -209,7 +209,11 @@ func (l *loader) compileProvider(st *provState) *Provider {
 	if st.preset != nil {
 		p.Flavor = st.preset.Flavor
 	}
-	needsKey := st.preset != nil && st.preset.KeyEnv != ""
+	needsKey := st.preset != nil && st.preset.KeyEnv != "" && !st.preset.KeyOptional
+	if st.preset != nil && st.preset.KeyOptional {
+		// Said in check's KEY column; replaced below when a key is set.
+		p.KeySource = "none (keyless; " + st.preset.KeyEnv + " for more)"
+	}
 	switch {
 	case pc.APIKeyFile != "":
 		needsKey = true

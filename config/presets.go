@@ -26,6 +26,10 @@ type Preset struct {
 	// KeyEnv is the variable the key is read from by default; "" when the
 	// provider needs no key (Ollama).
 	KeyEnv string
+	// KeyOptional: the provider also answers without a key (Pollinations'
+	// anonymous tier), so an unset KeyEnv leaves it enabled, keyless,
+	// instead of disabled; a key set there is sent (a higher tier).
+	KeyOptional bool
 	// Limits are account-wide, shared by every model.
 	Limits Limits
 	// Reset is the daily reset rule, as written in a config file.
@@ -325,6 +329,49 @@ func presetCatalog() map[string]Preset {
 			// Prefill: not documented for Workers AI; instruct.
 			Models: []PresetModel{
 				{ID: "@cf/meta/llama-3.1-8b-instruct", Canonical: "llama-3.1-8b", Source: "developers.cloudflare.com/workers-ai/get-started/rest-api [2026]"},
+			},
+		},
+		{
+			Name: "pollinations", Flavor: "pollinations", Dialect: DialectOpenAI,
+			BaseURL: "https://gen.pollinations.ai/v1", KeyEnv: "POLLINATIONS_API_KEY", KeyOptional: true,
+			// OpenAI-compatible POST /v1/chat/completions; keys (sk_ secret,
+			// pk_ publishable) are optional: "Anonymous Access - No
+			// authentication required for free models" (pollinations/pollinations
+			// APIDOCS.md and auth guide [2026]). Usage is paid in "pollen"
+			// refilled hourly by tier (github.com/pollinations/pollinations/issues/10871
+			// [2026]); anonymous callers were held to "1 concurrent request / 3
+			// sec interval" per IP (2025 APIDOCS.md, PROVIDERS.md): 20 RPM.
+			// Spent pollen is a 402 (taken as the day spent), a model above
+			// the tier a 402 "tier not high enough" (that route only).
+			Limits:   Limits{RPM: 20},
+			Reset:    "rolling",
+			AnyModel: true,
+			Source:   "pollinations/pollinations APIDOCS.md [2026]; 20 RPM from the 2025 anonymous 3 s interval [uncertain for gen.pollinations.ai]",
+			// Prefill: not documented; instruct.
+			Models: []PresetModel{
+				{ID: "openai", Source: "APIDOCS.md text model list [2026]; the model behind the alias changes"},
+				{ID: "openai-fast", Source: "APIDOCS.md text model list [2026]"},
+				{ID: "mistral", Source: "APIDOCS.md text model list [2026]"},
+			},
+		},
+		{
+			Name: "huggingface", Flavor: "huggingface", Dialect: DialectOpenAI,
+			BaseURL: "https://router.huggingface.co/v1", KeyEnv: "HF_TOKEN",
+			// Inference Providers through the Hub's router, OpenAI-compatible;
+			// free users get monthly credits, "subject to change, less than
+			// $0.10" (huggingface/hub-docs pricing.md, PR #1636 [2025]; PR
+			// #2240 [2026-02] adds pay-as-you-go after them). Credits are
+			// money, not requests or tokens: not modelled; when spent the
+			// router answers 402 "You have exceeded your monthly included
+			// credits for Inference Providers. ..." (github.com/huggingface/agents-course/issues/386),
+			// taken as the day spent. Model ids are Hub repos, any of them.
+			Reset:    "midnight UTC",
+			AnyModel: true,
+			Source:   "huggingface.co/docs/inference-providers (hub-docs pricing.md) [2026-02]; monthly credits, no request limits published",
+			// Prefill: not documented across its providers; instruct.
+			Models: []PresetModel{
+				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", Source: "huggingface.co/docs/inference-providers gpt-oss guide [2026]"},
+				{ID: "meta-llama/Llama-3.1-8B-Instruct", Canonical: "llama-3.1-8b", Source: srcUnverified},
 			},
 		},
 		{

@@ -154,7 +154,7 @@ func TestProblems(t *testing.T) {
 			name: "unknown preset",
 			src:  "providers:\n  g:\n    preset: gorq\n",
 			want: []string{
-				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, gemini, github, groq, mistral, nvidia, ollama, openrouter`,
+				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, gemini, github, groq, huggingface, mistral, nvidia, ollama, openrouter, pollinations`,
 			},
 		},
 		{
@@ -501,5 +501,34 @@ func TestHourMonthLimits(t *testing.T) {
 	}
 	if m := p.Routes["mistral/mistral-small-latest"].Provider.Limits.TPMo; m != 1000000000 {
 		t.Errorf("mistral: provider tpmo %d, want 1000000000 (the preset's month)", m)
+	}
+}
+
+// TestKeylessPreset: Pollinations is enabled with no variable set and says
+// so in check's KEY column; a key set in its variable is used.
+func TestKeylessPreset(t *testing.T) {
+	src := "providers:\n  pollinations: {}\n  huggingface: {}\nchains:\n  a: {routes: [pollinations/openai, huggingface/openai/gpt-oss-120b]}\n"
+	p, err := Parse("t.yaml", []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	pol := p.Routes["pollinations/openai"].Provider
+	if pol.Disabled || pol.APIKey != "" || !strings.Contains(pol.KeySource, "keyless") {
+		t.Errorf("pollinations without a key: disabled %v (%s), key set %v, key source %q; want enabled and keyless", pol.Disabled, pol.DisabledReason, pol.APIKey != "", pol.KeySource)
+	}
+	if hf := p.Routes["huggingface/openai/gpt-oss-120b"].Provider; !hf.Disabled || hf.DisabledReason != "no key: set HF_TOKEN" {
+		t.Errorf("huggingface without HF_TOKEN: disabled %v %q, want disabled, no key: set HF_TOKEN", hf.Disabled, hf.DisabledReason)
+	}
+	var b strings.Builder
+	WriteTable(&b, p)
+	if !strings.Contains(b.String(), "none (keyless; POLLINATIONS_API_KEY for more)") {
+		t.Errorf("check's table does not say pollinations is keyless:\n%s", b.String())
+	}
+	p, err = Parse("t.yaml", []byte(src), func(k string) string { return map[string]string{"POLLINATIONS_API_KEY": "sk_test"}[k] })
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if pol := p.Routes["pollinations/openai"].Provider; pol.APIKey != "sk_test" || pol.KeySource != "env POLLINATIONS_API_KEY" {
+		t.Errorf("pollinations with a key: key set %v, source %q; want the key from env POLLINATIONS_API_KEY", pol.APIKey == "sk_test", pol.KeySource)
 	}
 }

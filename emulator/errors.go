@@ -71,6 +71,10 @@ func (e *Emulator) failureOf(c *call) failure {
 		f = githubFailure(c)
 	case FlavorOllama:
 		f = ollamaFailure(c)
+	case FlavorPollinations:
+		f = pollinationsFailure(c, now)
+	case FlavorHuggingFace:
+		f = huggingFaceFailure(c)
 	default:
 		f = genericFailure(c)
 	}
