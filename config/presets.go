@@ -355,6 +355,23 @@ func presetCatalog() map[string]Preset {
 			},
 		},
 		{
+			Name: "ovhcloud", Flavor: "ovhcloud", Dialect: DialectOpenAI,
+			BaseURL: "https://oai.endpoints.kepler.ai.cloud.ovh.net/v1", KeyEnv: "OVH_AI_ENDPOINTS_ACCESS_TOKEN", KeyOptional: true,
+			// AI Endpoints answers without a key at 2 requests a minute per
+			// IP and per model (with a key, which needs a Public Cloud
+			// project and a payment method, 400 a minute): public client
+			// catalogs that probed it keyless [2026-06, 2026-08] citing
+			// OVHcloud's documented anonymous limit; no daily cap published.
+			// Error bodies not captured: the emulator's generic flavor.
+			Reset:  "rolling",
+			Source: "ovhcloud.com/en/public-cloud/ai-endpoints [2026-06, via client catalogs that probed it keyless]; 2 RPM per model anonymous",
+			// Prefill: not documented; instruct.
+			Models: []PresetModel{
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 2}, Reasoning: true, Canonical: "gpt-oss-120b", Source: "ovhcloud.com ai-endpoints catalog gpt-oss-120b [2026]; 2 RPM anonymous"},
+				{ID: "Meta-Llama-3_3-70B-Instruct", Limits: Limits{RPM: 2}, Canonical: "llama-3.3-70b", Source: "probed keyless by a public client catalog [2026-06]; 2 RPM anonymous"},
+			},
+		},
+		{
 			Name: "huggingface", Flavor: "huggingface", Dialect: DialectOpenAI,
 			BaseURL: "https://router.huggingface.co/v1", KeyEnv: "HF_TOKEN",
 			// Inference Providers through the Hub's router, OpenAI-compatible;

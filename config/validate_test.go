@@ -154,7 +154,7 @@ func TestProblems(t *testing.T) {
 			name: "unknown preset",
 			src:  "providers:\n  g:\n    preset: gorq\n",
 			want: []string{
-				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, gemini, github, groq, huggingface, mistral, nvidia, ollama, openrouter, pollinations`,
+				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, gemini, github, groq, huggingface, mistral, nvidia, ollama, openrouter, ovhcloud, pollinations`,
 			},
 		},
 		{
@@ -504,10 +504,10 @@ func TestHourMonthLimits(t *testing.T) {
 	}
 }
 
-// TestKeylessPreset: Pollinations is enabled with no variable set and says
+// TestKeylessPreset: Pollinations and OVHcloud are enabled with no variable set and say
 // so in check's KEY column; a key set in its variable is used.
 func TestKeylessPreset(t *testing.T) {
-	src := "providers:\n  pollinations: {}\n  huggingface: {}\nchains:\n  a: {routes: [pollinations/openai, huggingface/openai/gpt-oss-120b]}\n"
+	src := "providers:\n  pollinations: {}\n  huggingface: {}\n  ovhcloud: {}\nchains:\n  a: {routes: [pollinations/openai, huggingface/openai/gpt-oss-120b, ovhcloud/gpt-oss-120b]}\n"
 	p, err := Parse("t.yaml", []byte(src), func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -515,6 +515,9 @@ func TestKeylessPreset(t *testing.T) {
 	pol := p.Routes["pollinations/openai"].Provider
 	if pol.Disabled || pol.APIKey != "" || !strings.Contains(pol.KeySource, "keyless") {
 		t.Errorf("pollinations without a key: disabled %v (%s), key set %v, key source %q; want enabled and keyless", pol.Disabled, pol.DisabledReason, pol.APIKey != "", pol.KeySource)
+	}
+	if ovh := p.Routes["ovhcloud/gpt-oss-120b"]; ovh.Disabled || ovh.Provider.APIKey != "" || ovh.Limits.RPM != 2 {
+		t.Errorf("ovhcloud without a key: disabled %v (%s), key set %v, rpm %d; want enabled, keyless, 2 RPM", ovh.Disabled, ovh.DisabledReason, ovh.Provider.APIKey != "", ovh.Limits.RPM)
 	}
 	if hf := p.Routes["huggingface/openai/gpt-oss-120b"].Provider; !hf.Disabled || hf.DisabledReason != "no key: set HF_TOKEN" {
 		t.Errorf("huggingface without HF_TOKEN: disabled %v %q, want disabled, no key: set HF_TOKEN", hf.Disabled, hf.DisabledReason)
