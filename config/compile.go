@@ -51,6 +51,7 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			override(&spec.limits.RPH, m.RPH)
 			override(&spec.limits.TPH, m.TPH)
 			override(&spec.limits.TPMo, m.TPMo)
+			override(&spec.limits.RPMo, m.RPMo)
 			override(&spec.maxContext, m.MaxContext)
 			override(&spec.maxOutput, m.MaxOutput)
 			override(&spec.plentiful, m.Plentiful)
@@ -202,7 +203,7 @@ func (l *loader) compileProvider(st *provState) *Provider {
 			RPM: derefInt(pc.Limits.RPM), RPD: derefInt(pc.Limits.RPD),
 			TPM: derefInt(pc.Limits.TPM), TPD: derefInt(pc.Limits.TPD),
 			RPH: derefInt(pc.Limits.RPH), TPH: derefInt(pc.Limits.TPH),
-			TPMo: derefInt(pc.Limits.TPMo),
+			TPMo: derefInt(pc.Limits.TPMo), RPMo: derefInt(pc.Limits.RPMo),
 		},
 		Reset: st.reset,
 	}

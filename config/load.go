@@ -229,6 +229,7 @@ func (l *loader) providerDefaults(name string, pc *ProviderConfig) {
 	setInt(&pc.Limits.RPH, p.Limits.RPH)
 	setInt(&pc.Limits.TPH, p.Limits.TPH)
 	setInt(&pc.Limits.TPMo, p.Limits.TPMo)
+	setInt(&pc.Limits.RPMo, p.Limits.RPMo)
 	if !pc.APIKey.set && pc.APIKeyFile == "" && p.KeyEnv != "" {
 		// A keyless provider takes its key only when one is set.
 		if v := l.env(p.KeyEnv); v != "" || !p.KeyOptional {

@@ -229,6 +229,9 @@ type Limits struct {
 	// TPMo is tokens per calendar month, reset on the 1st at 00:00 in
 	// Reset's zone (UTC for a rolling day). "mo", not "m": m is the minute.
 	TPMo int
+	// RPMo is requests per calendar month, reset like TPMo (Cohere's
+	// trial keys: 1,000 calls a month).
+	RPMo int
 }
 
 // ResetKind is how a daily window starts again.

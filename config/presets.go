@@ -355,6 +355,24 @@ func presetCatalog() map[string]Preset {
 			},
 		},
 		{
+			Name: "cohere", Flavor: "cohere", Dialect: DialectOpenAI,
+			BaseURL: "https://api.cohere.com/compatibility/v1", KeyEnv: "COHERE_API_KEY",
+			// Trial keys: "limited to 1,000 API calls a month" over every
+			// endpoint, and 20 req / min per chat model
+			// (docs.cohere.com/docs/rate-limits [2026]). The month is taken
+			// as the calendar month in UTC (no reset hour published; client
+			// code parks a spent key until the next UTC month).
+			Limits: Limits{RPMo: 1000},
+			Reset:  "rolling",
+			Source: "docs.cohere.com/docs/rate-limits [2026]: trial keys 1,000 calls a month, 20 req/min per chat model",
+			// Prefill: not documented for the compatibility API; instruct.
+			Models: []PresetModel{
+				{ID: "command-a-03-2025", Limits: Limits{RPM: 20}, Canonical: "command-a", Source: "docs.cohere.com/docs/rate-limits [2026]: Command A 20 req/min trial"},
+				{ID: "command-r-plus-08-2024", Limits: Limits{RPM: 20}, Canonical: "command-r-plus", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R+ 20 req/min trial"},
+				{ID: "command-r7b-12-2024", Limits: Limits{RPM: 20}, Canonical: "command-r7b", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R7B 20 req/min trial"},
+			},
+		},
+		{
 			Name: "ovhcloud", Flavor: "ovhcloud", Dialect: DialectOpenAI,
 			BaseURL: "https://oai.endpoints.kepler.ai.cloud.ovh.net/v1", KeyEnv: "OVH_AI_ENDPOINTS_ACCESS_TOKEN", KeyOptional: true,
 			// AI Endpoints answers without a key at 2 requests a minute per

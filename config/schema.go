@@ -197,11 +197,12 @@ type LimitsConfig struct {
 	// TPMo is tokens per calendar month ("tpmo": "m" already means the
 	// minute in rpm and tpm).
 	TPMo *int `yaml:"tpmo"`
+	RPMo *int `yaml:"rpmo"` // requests per calendar month
 }
 
 // ModelConfig is one model at one provider. Unset fields keep the preset's.
 type ModelConfig struct {
-	// RPM, RPD, TPM, TPD, RPH, TPH, TPMo are the model's own limits
+	// RPM, RPD, TPM, TPD, RPH, TPH, TPMo, RPMo are the model's own limits
 	// (requests or tokens per minute, day, hour or calendar month); 0 means
 	// none. The provider's limits apply on top.
 	RPM  *int `yaml:"rpm"`
@@ -211,6 +212,7 @@ type ModelConfig struct {
 	RPH  *int `yaml:"rph"`
 	TPH  *int `yaml:"tph"`
 	TPMo *int `yaml:"tpmo"`
+	RPMo *int `yaml:"rpmo"`
 	// Reset defaults to the provider's.
 	Reset string `yaml:"reset"`
 	// Timeout caps one attempt, and a stream's wait for its first token,

@@ -16,7 +16,7 @@ import (
 // token or a header value.
 func WriteTable(w io.Writer, p *Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRESET\tKEY\tBASE URL")
+	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tKEY\tBASE URL")
 	for _, name := range p.ProviderOrder {
 		pr := p.Providers[name]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
@@ -28,7 +28,7 @@ func WriteTable(w io.Writer, p *Plan) {
 		c := p.Chains[name]
 		fmt.Fprintf(w, "\nchain %s: %s\n", c.Name, chainSummary(c))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRESET\tTIMEOUT\tCONTEXT\tFLAGS\tKEY")
+		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tTIMEOUT\tCONTEXT\tFLAGS\tKEY")
 		for i, r := range c.Routes {
 			timeout := "chain"
 			if r.Timeout > 0 {
@@ -43,10 +43,10 @@ func WriteTable(w io.Writer, p *Plan) {
 	writeCallers(w, p)
 }
 
-// limitCells is the limit columns, RPM to TPMO, tab-separated.
+// limitCells is the limit columns, RPM to RPMO, tab-separated.
 func limitCells(l Limits) string {
 	return strings.Join([]string{count(l.RPM), count(l.RPD), count(l.TPM), count(l.TPD),
-		count(l.RPH), count(l.TPH), count(l.TPMo)}, "\t")
+		count(l.RPH), count(l.TPH), count(l.TPMo), count(l.RPMo)}, "\t")
 }
 
 // redactURL drops the credentials a base URL may carry

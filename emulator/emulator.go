@@ -46,7 +46,10 @@ const (
 	// FlavorHuggingFace is Hugging Face's router: spent monthly credits
 	// are a 402.
 	FlavorHuggingFace = "huggingface"
-	FlavorGeneric     = "generic"
+	// FlavorCohere is Cohere's compatibility API: a trial key's month of
+	// calls spent is a 429 that says so.
+	FlavorCohere  = "cohere"
+	FlavorGeneric = "generic"
 )
 
 // Options configure an Emulator.

@@ -75,6 +75,8 @@ func (e *Emulator) failureOf(c *call) failure {
 		f = pollinationsFailure(c, now)
 	case FlavorHuggingFace:
 		f = huggingFaceFailure(c)
+	case FlavorCohere:
+		f = cohereFailure(c)
 	default:
 		f = genericFailure(c)
 	}

@@ -41,3 +41,18 @@ func huggingFaceFailure(c *call) failure {
 	}
 	return genericFailure(c)
 }
+
+// cohereFailure: a trial key's 429s, as client code quotes them
+// (testdata/free/README.md): "limited to 20 API calls / minute" for the
+// minute, "limited to 1000 API calls / month. ..." for the month (the
+// emulator's day window stands in for it), with a request id.
+func cohereFailure(c *call) failure {
+	const id = "6f1c2a5e-0b1d-4c1e-9a51-3f3d2f0c9e11"
+	switch c.kind {
+	case RateMinute:
+		return failure{status: 429, body: compact(obj{{"id", id}, {"message", "You are using a Trial key, which is limited to 20 API calls / minute."}})}
+	case RateDay:
+		return failure{status: 429, body: compact(obj{{"id", id}, {"message", "You are using a Trial key, which is limited to 1000 API calls / month. You can continue to use the Trial key for free or upgrade to a Production key with higher rate limits."}})}
+	}
+	return genericFailure(c)
+}

@@ -57,7 +57,7 @@ type SpentError struct {
 	// Route is the route's ID.
 	Route string
 	// Limit names the window: "rpm", "rpd", "tpm", "tpd", "rph", "tph",
-	// "tpmo", or the same with a "provider " prefix for the provider's
+	// "tpmo", "rpmo", or the same with a "provider " prefix for the provider's
 	// account-wide limits.
 	Limit string
 	// Until is when enough of the window frees up for this request: the

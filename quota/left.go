@@ -34,8 +34,8 @@ func (w Window) Remaining() (n int64, ok bool) {
 // Budget is the windows of a route or a provider: the minute and the day
 // always, the hour and the month only where a limit is configured.
 type Budget struct {
-	RPM, RPD, TPM, TPD Window
-	RPH, TPH, TPMo     Window
+	RPM, RPD, TPM, TPD   Window
+	RPH, TPH, TPMo, RPMo Window
 }
 
 func (b *Budget) at(k kind) *Window {
@@ -52,8 +52,10 @@ func (b *Budget) at(k kind) *Window {
 		return &b.RPH
 	case tph:
 		return &b.TPH
-	default:
+	case tpmo:
 		return &b.TPMo
+	default:
+		return &b.RPMo
 	}
 }
 

@@ -30,7 +30,7 @@ const (
 )
 
 // kind is one of the budgets of a route or provider. The hour and month
-// kinds (rph, tph, tpmo) come after the four every route counts: they are
+// kinds (rph, tph, tpmo, rpmo) come after the four every route counts: they are
 // counted only where a limit is configured (counted), so that a route
 // without them costs the Store nothing more.
 type kind int
@@ -43,16 +43,17 @@ const (
 	rph
 	tph
 	tpmo
+	rpmo
 	nKinds
 )
 
-var kindNames = [nKinds]string{"rpm", "rpd", "tpm", "tpd", "rph", "tph", "tpmo"}
+var kindNames = [nKinds]string{"rpm", "rpd", "tpm", "tpd", "rph", "tph", "tpmo", "rpmo"}
 
 func (k kind) String() string { return kindNames[k] }
 
 func (k kind) daily() bool   { return k == rpd || k == tpd }
 func (k kind) hourly() bool  { return k == rph || k == tph }
-func (k kind) monthly() bool { return k == tpmo }
+func (k kind) monthly() bool { return k == tpmo || k == rpmo }
 func (k kind) tokens() bool  { return k == tpm || k == tpd || k == tph || k == tpmo }
 
 // counted reports whether budget k of scope limits l is kept at all: the
@@ -76,8 +77,10 @@ func limitOf(l config.Limits, k kind) int64 {
 		return int64(l.RPH)
 	case tph:
 		return int64(l.TPH)
-	default:
+	case tpmo:
 		return int64(l.TPMo)
+	default:
+		return int64(l.RPMo)
 	}
 }
 

@@ -22,6 +22,7 @@ var longScenarios = []struct {
 	{"hour", t0, testHourWindow},
 	{"month", time.Date(2026, 5, 31, 23, 59, 0, 0, time.UTC), testMonthWindow},
 	{"month in a zone", time.Date(2026, 6, 1, 3, 0, 0, 0, time.UTC), testMonthZone},
+	{"requests a month", time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC), testMonthRequests},
 }
 
 // testHourWindow: rph 3 takes three requests in an hour, refuses the
@@ -94,6 +95,25 @@ func testMonthZone(t *testing.T, books []*Book, clk *clock.Fake) {
 	}
 	clk.Set(june)
 	mustReserve(t, books[1], r, 10, 0)
+}
+
+// testMonthRequests: a provider's rpmo 3 (Cohere's trial keys count calls
+// a month over all models) refuses the 4th call of December on another
+// model, and the year's turn starts January afresh.
+func testMonthRequests(t *testing.T, books []*Book, clk *clock.Fake) {
+	p := testProvider("cohere", config.Limits{RPMo: 3}, config.Reset{Kind: config.ResetRolling})
+	a := testRoute("cohere/command-a-03-2025", p, config.Limits{RPM: 20})
+	b := testRoute("cohere/command-r7b-12-2024", p, config.Limits{RPM: 20})
+	for i := range 3 {
+		clk.Set(time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute))
+		mustReserve(t, books[i%2], a, 10, 0)
+	}
+	jan := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	if ex := refused(t, books[1], b, 10, 0); ex.Limit != "provider rpmo" || !ex.Until.Equal(jan) {
+		t.Fatalf("4th call: refused on %q until %v, want provider rpmo until %v", ex.Limit, ex.Until, jan)
+	}
+	clk.Set(jan)
+	mustReserve(t, books[0], b, 10, 0)
 }
 
 func TestLongWindowsMemstore(t *testing.T) {

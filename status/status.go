@@ -205,11 +205,12 @@ type Windows struct {
 	RPH  Window `json:"rph,omitzero"`
 	TPH  Window `json:"tph,omitzero"`
 	TPMo Window `json:"tpmo,omitzero"`
+	RPMo Window `json:"rpmo,omitzero"`
 }
 
 // Any reports whether any window has a limit or a count.
 func (w Windows) Any() bool {
-	for _, x := range [...]Window{w.RPM, w.RPD, w.TPM, w.TPD, w.RPH, w.TPH, w.TPMo} {
+	for _, x := range [...]Window{w.RPM, w.RPD, w.TPM, w.TPD, w.RPH, w.TPH, w.TPMo, w.RPMo} {
 		if x.Limit > 0 || x.Used > 0 {
 			return true
 		}
@@ -503,6 +504,7 @@ func spentWindow(r Route) *Rest {
 		{"rpd", "today's", r.Budget.RPD}, {"tpd", "today's", r.Budget.TPD},
 		{"provider:rpd", "today's", r.ProviderBudget.RPD}, {"provider:tpd", "today's", r.ProviderBudget.TPD},
 		{"tpmo", "this month's", r.Budget.TPMo}, {"provider:tpmo", "this month's", r.ProviderBudget.TPMo},
+		{"rpmo", "this month's", r.Budget.RPMo}, {"provider:rpmo", "this month's", r.ProviderBudget.RPMo},
 	} {
 		if w.w.Full() {
 			return &Rest{Key: w.key, Class: "budget", Until: w.w.Resets, Reason: w.when + " " + w.key + " budget is spent"}
@@ -521,7 +523,7 @@ func windows(b quota.Budget) Windows {
 	for _, x := range [...]struct {
 		from quota.Window
 		to   *Window
-	}{{b.RPH, &out.RPH}, {b.TPH, &out.TPH}, {b.TPMo, &out.TPMo}} {
+	}{{b.RPH, &out.RPH}, {b.TPH, &out.TPH}, {b.TPMo, &out.TPMo}, {b.RPMo, &out.RPMo}} {
 		if x.from.Limit > 0 || x.from.Used > 0 {
 			*x.to = w(x.from)
 		}

@@ -353,7 +353,7 @@ type bar struct {
 func bars(ws status.Windows) []bar {
 	var out []bar
 	for _, b := range [...]bar{
-		{"tokens this month", ws.TPMo}, {"requests today", ws.RPD}, {"requests this hour", ws.RPH}, {"requests this minute", ws.RPM},
+		{"requests this month", ws.RPMo}, {"tokens this month", ws.TPMo}, {"requests today", ws.RPD}, {"requests this hour", ws.RPH}, {"requests this minute", ws.RPM},
 		{"tokens today", ws.TPD}, {"tokens this hour", ws.TPH}, {"tokens this minute", ws.TPM},
 	} {
 		if b.W.Limit > 0 {
