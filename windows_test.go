@@ -1,6 +1,7 @@
 package tollfree_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +51,12 @@ func TestHourlyBudgetSkipsAndRolls(t *testing.T) {
 	snap := h.snapshot()
 	if w := routeOf(t, snap, first).Budget.RPH; w.Limit != 3 || w.Used != 3 {
 		t.Fatalf("/status.json rph of %s = %d/%d, want 3/3", first, w.Used, w.Limit)
+	}
+	if page := h.get("/status"); !strings.Contains(string(page.body), "requests this hour") {
+		t.Errorf("/status shows no hour bar for %s", first)
+	}
+	want := `tollfree_budget_left{key="` + first + `",window="rph"} 0`
+	if m := h.get("/metrics"); !strings.Contains(string(m.body), want) {
+		t.Errorf("/metrics has no %s", want)
 	}
 }
