@@ -493,7 +493,7 @@ func TestMetrics(t *testing.T) {
 		allowed[c.String()] = true
 	}
 	for _, v := range []string{"answered", "cached", "fallback", "failed", "rejected", "cancelled", "message", "search", "error",
-		"in", "out", "rpm", "rpd", "tpm", "tpd", "ready", "failing", "resting", "paused", "exhausted", "disabled",
+		"in", "out", "rpm", "rpd", "tpm", "tpd", "rph", "tph", "tpmo", "rpmo", "ready", "failing", "resting", "paused", "exhausted", "disabled",
 		metrics.MethodPrefix, metrics.MethodInstruct, metrics.MethodAfresh} {
 		allowed[v] = true
 	}

@@ -48,6 +48,10 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			override(&spec.limits.RPD, m.RPD)
 			override(&spec.limits.TPM, m.TPM)
 			override(&spec.limits.TPD, m.TPD)
+			override(&spec.limits.RPH, m.RPH)
+			override(&spec.limits.TPH, m.TPH)
+			override(&spec.limits.TPMo, m.TPMo)
+			override(&spec.limits.RPMo, m.RPMo)
 			override(&spec.maxContext, m.MaxContext)
 			override(&spec.maxOutput, m.MaxOutput)
 			override(&spec.plentiful, m.Plentiful)
@@ -198,13 +202,19 @@ func (l *loader) compileProvider(st *provState) *Provider {
 		Limits: Limits{
 			RPM: derefInt(pc.Limits.RPM), RPD: derefInt(pc.Limits.RPD),
 			TPM: derefInt(pc.Limits.TPM), TPD: derefInt(pc.Limits.TPD),
+			RPH: derefInt(pc.Limits.RPH), TPH: derefInt(pc.Limits.TPH),
+			TPMo: derefInt(pc.Limits.TPMo), RPMo: derefInt(pc.Limits.RPMo),
 		},
 		Reset: st.reset,
 	}
 	if st.preset != nil {
 		p.Flavor = st.preset.Flavor
 	}
-	needsKey := st.preset != nil && st.preset.KeyEnv != ""
+	needsKey := st.preset != nil && st.preset.KeyEnv != "" && !st.preset.KeyOptional
+	if st.preset != nil && st.preset.KeyOptional {
+		// Said in check's KEY column; replaced below when a key is set.
+		p.KeySource = "none (keyless; " + st.preset.KeyEnv + " for more)"
+	}
 	switch {
 	case pc.APIKeyFile != "":
 		needsKey = true

@@ -226,8 +226,15 @@ func (l *loader) providerDefaults(name string, pc *ProviderConfig) {
 	setInt(&pc.Limits.RPD, p.Limits.RPD)
 	setInt(&pc.Limits.TPM, p.Limits.TPM)
 	setInt(&pc.Limits.TPD, p.Limits.TPD)
+	setInt(&pc.Limits.RPH, p.Limits.RPH)
+	setInt(&pc.Limits.TPH, p.Limits.TPH)
+	setInt(&pc.Limits.TPMo, p.Limits.TPMo)
+	setInt(&pc.Limits.RPMo, p.Limits.RPMo)
 	if !pc.APIKey.set && pc.APIKeyFile == "" && p.KeyEnv != "" {
-		pc.APIKey = Secret{Value: l.env(p.KeyEnv), Vars: []string{p.KeyEnv}, set: true}
+		// A keyless provider takes its key only when one is set.
+		if v := l.env(p.KeyEnv); v != "" || !p.KeyOptional {
+			pc.APIKey = Secret{Value: v, Vars: []string{p.KeyEnv}, set: true}
+		}
 	}
 }
 

@@ -224,6 +224,14 @@ type Limits struct {
 	RPD int // requests per day (per Reset)
 	TPM int // tokens per minute (sliding minute)
 	TPD int // tokens per day (per Reset)
+	RPH int // requests per hour (sliding hour)
+	TPH int // tokens per hour (sliding hour)
+	// TPMo is tokens per calendar month, reset on the 1st at 00:00 in
+	// Reset's zone (UTC for a rolling day). "mo", not "m": m is the minute.
+	TPMo int
+	// RPMo is requests per calendar month, reset like TPMo (Cohere's
+	// trial keys: 1,000 calls a month).
+	RPMo int
 }
 
 // ResetKind is how a daily window starts again.

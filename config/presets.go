@@ -26,6 +26,10 @@ type Preset struct {
 	// KeyEnv is the variable the key is read from by default; "" when the
 	// provider needs no key (Ollama).
 	KeyEnv string
+	// KeyOptional: the provider also answers without a key (Pollinations'
+	// anonymous tier), so an unset KeyEnv leaves it enabled, keyless,
+	// instead of disabled; a key set there is sent (a higher tier).
+	KeyOptional bool
 	// Limits are account-wide, shared by every model.
 	Limits Limits
 	// Reset is the daily reset rule, as written in a config file.
@@ -76,7 +80,7 @@ type PresetModel struct {
 const (
 	srcGroq       = "console.groq.com/docs/rate-limits free plan table [late 2025 snapshot]; cheahjs [2026-07-18] agrees"
 	srcGemini     = "cheahjs [2026-07-18], read from Google's Cloud Quotas API; TPM counts input tokens only"
-	srcCerebras   = "inference-docs.cerebras.ai/support/rate-limits [undated; cheahjs 2026-07-18 agrees for gpt-oss-120b, llama3.1-8b]; TPH/RPH not modelled"
+	srcCerebras   = "inference-docs.cerebras.ai/support/rate-limits [undated; cheahjs 2026-07-18 agrees for gpt-oss-120b, llama3.1-8b]; TPM/TPH/TPD/RPM/RPH/RPD as published"
 	srcCtxCard    = "context from the model card [not in PROVIDERS.md, unverified]"
 	srcGeminiCtx  = "context 1048576 from Gemini's 400 body quoted in PROVIDERS.md [2026]"
 	srcGitHub     = "docs.github.com github-models prototyping doc, Copilot Free [2026-07]; tokens in/out per request"
@@ -226,13 +230,13 @@ func presetCatalog() map[string]Preset {
 			Schema: schemaEnforceWord,
 			// Prefill: not documented (inference-docs.cerebras.ai); instruct.
 			Models: []PresetModel{
-				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
-				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
-				{ID: "llama-3.3-70b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "llama-3.3-70b", Source: srcCerebras},
-				{ID: "qwen-3-32b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "qwen3-32b", Source: srcCerebras},
-				{ID: "qwen-3-235b-a22b-instruct-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Canonical: "qwen3-235b-a22b-instruct-2507", Source: srcCerebras},
-				{ID: "qwen-3-235b-a22b-thinking-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000}, Reasoning: true, Canonical: "qwen3-235b-a22b-thinking-2507", Source: srcCerebras},
-				{ID: "qwen-3-coder-480b", Limits: Limits{RPM: 10, RPD: 100, TPM: 150000, TPD: 1000000}, Canonical: "qwen3-coder-480b", Source: srcCerebras},
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
+				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
+				{ID: "llama-3.3-70b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.3-70b", Source: srcCerebras},
+				{ID: "qwen-3-32b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-32b", Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-instruct-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "qwen3-235b-a22b-instruct-2507", Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-thinking-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-235b-a22b-thinking-2507", Source: srcCerebras},
+				{ID: "qwen-3-coder-480b", Limits: Limits{RPM: 10, RPD: 100, TPM: 150000, TPD: 1000000, RPH: 100, TPH: 1000000}, Canonical: "qwen3-coder-480b", Source: srcCerebras},
 			},
 		},
 		{
@@ -279,8 +283,9 @@ func presetCatalog() map[string]Preset {
 			BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY",
 			// Experiment plan: "1 request per second, 500,000 tokens per
 			// minute, 1 billion tokens per month", organization-wide
-			// (help.mistral.ai/en/articles/225174); the month is not modelled.
-			Limits: Limits{RPM: 60, TPM: 500000},
+			// (help.mistral.ai/en/articles/225174). The month is taken as
+			// the calendar month in UTC (Mistral names no reset hour).
+			Limits: Limits{RPM: 60, TPM: 500000, TPMo: 1000000000},
 			Reset:  "rolling",
 			Source: "help.mistral.ai/en/articles/225174 [2026]; cheahjs [2026-07-18] says per model",
 			Schema: schemaEnforceWord,
@@ -324,6 +329,84 @@ func presetCatalog() map[string]Preset {
 			// Prefill: not documented for Workers AI; instruct.
 			Models: []PresetModel{
 				{ID: "@cf/meta/llama-3.1-8b-instruct", Canonical: "llama-3.1-8b", Source: "developers.cloudflare.com/workers-ai/get-started/rest-api [2026]"},
+			},
+		},
+		{
+			Name: "pollinations", Flavor: "pollinations", Dialect: DialectOpenAI,
+			BaseURL: "https://gen.pollinations.ai/v1", KeyEnv: "POLLINATIONS_API_KEY", KeyOptional: true,
+			// OpenAI-compatible POST /v1/chat/completions; keys (sk_ secret,
+			// pk_ publishable) are optional: "Anonymous Access - No
+			// authentication required for free models" (pollinations/pollinations
+			// APIDOCS.md and auth guide [2026]). Usage is paid in "pollen"
+			// refilled hourly by tier (github.com/pollinations/pollinations/issues/10871
+			// [2026]); anonymous callers were held to "1 concurrent request / 3
+			// sec interval" per IP (2025 APIDOCS.md, PROVIDERS.md): 20 RPM.
+			// Spent pollen is a 402 (taken as the day spent), a model above
+			// the tier a 402 "tier not high enough" (that route only).
+			Limits:   Limits{RPM: 20},
+			Reset:    "rolling",
+			AnyModel: true,
+			Source:   "pollinations/pollinations APIDOCS.md [2026]; 20 RPM from the 2025 anonymous 3 s interval [uncertain for gen.pollinations.ai]",
+			// Prefill: not documented; instruct.
+			Models: []PresetModel{
+				{ID: "openai", Source: "APIDOCS.md text model list [2026]; the model behind the alias changes"},
+				{ID: "openai-fast", Source: "APIDOCS.md text model list [2026]"},
+				{ID: "mistral", Source: "APIDOCS.md text model list [2026]"},
+			},
+		},
+		{
+			Name: "cohere", Flavor: "cohere", Dialect: DialectOpenAI,
+			BaseURL: "https://api.cohere.com/compatibility/v1", KeyEnv: "COHERE_API_KEY",
+			// Trial keys: "limited to 1,000 API calls a month" over every
+			// endpoint, and 20 req / min per chat model
+			// (docs.cohere.com/docs/rate-limits [2026]). The month is taken
+			// as the calendar month in UTC (no reset hour published; client
+			// code parks a spent key until the next UTC month).
+			Limits: Limits{RPMo: 1000},
+			Reset:  "rolling",
+			Source: "docs.cohere.com/docs/rate-limits [2026]: trial keys 1,000 calls a month, 20 req/min per chat model",
+			// Prefill: not documented for the compatibility API; instruct.
+			Models: []PresetModel{
+				{ID: "command-a-03-2025", Limits: Limits{RPM: 20}, Canonical: "command-a", Source: "docs.cohere.com/docs/rate-limits [2026]: Command A 20 req/min trial"},
+				{ID: "command-r-plus-08-2024", Limits: Limits{RPM: 20}, Canonical: "command-r-plus", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R+ 20 req/min trial"},
+				{ID: "command-r7b-12-2024", Limits: Limits{RPM: 20}, Canonical: "command-r7b", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R7B 20 req/min trial"},
+			},
+		},
+		{
+			Name: "ovhcloud", Flavor: "ovhcloud", Dialect: DialectOpenAI,
+			BaseURL: "https://oai.endpoints.kepler.ai.cloud.ovh.net/v1", KeyEnv: "OVH_AI_ENDPOINTS_ACCESS_TOKEN", KeyOptional: true,
+			// AI Endpoints answers without a key at 2 requests a minute per
+			// IP and per model (with a key, which needs a Public Cloud
+			// project and a payment method, 400 a minute): public client
+			// catalogs that probed it keyless [2026-06, 2026-08] citing
+			// OVHcloud's documented anonymous limit; no daily cap published.
+			// Error bodies not captured: the emulator's generic flavor.
+			Reset:  "rolling",
+			Source: "ovhcloud.com/en/public-cloud/ai-endpoints [2026-06, via client catalogs that probed it keyless]; 2 RPM per model anonymous",
+			// Prefill: not documented; instruct.
+			Models: []PresetModel{
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 2}, Reasoning: true, Canonical: "gpt-oss-120b", Source: "ovhcloud.com ai-endpoints catalog gpt-oss-120b [2026]; 2 RPM anonymous"},
+				{ID: "Meta-Llama-3_3-70B-Instruct", Limits: Limits{RPM: 2}, Canonical: "llama-3.3-70b", Source: "probed keyless by a public client catalog [2026-06]; 2 RPM anonymous"},
+			},
+		},
+		{
+			Name: "huggingface", Flavor: "huggingface", Dialect: DialectOpenAI,
+			BaseURL: "https://router.huggingface.co/v1", KeyEnv: "HF_TOKEN",
+			// Inference Providers through the Hub's router, OpenAI-compatible;
+			// free users get monthly credits, "subject to change, less than
+			// $0.10" (huggingface/hub-docs pricing.md, PR #1636 [2025]; PR
+			// #2240 [2026-02] adds pay-as-you-go after them). Credits are
+			// money, not requests or tokens: not modelled; when spent the
+			// router answers 402 "You have exceeded your monthly included
+			// credits for Inference Providers. ..." (github.com/huggingface/agents-course/issues/386),
+			// taken as the day spent. Model ids are Hub repos, any of them.
+			Reset:    "midnight UTC",
+			AnyModel: true,
+			Source:   "huggingface.co/docs/inference-providers (hub-docs pricing.md) [2026-02]; monthly credits, no request limits published",
+			// Prefill: not documented across its providers; instruct.
+			Models: []PresetModel{
+				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", Source: "huggingface.co/docs/inference-providers gpt-oss guide [2026]"},
+				{ID: "meta-llama/Llama-3.1-8B-Instruct", Canonical: "llama-3.1-8b", Source: srcUnverified},
 			},
 		},
 		{

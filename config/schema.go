@@ -194,16 +194,27 @@ type LimitsConfig struct {
 	RPD *int `yaml:"rpd"` // requests per day
 	TPM *int `yaml:"tpm"` // tokens per minute
 	TPD *int `yaml:"tpd"` // tokens per day
+	RPH *int `yaml:"rph"` // requests per hour
+	TPH *int `yaml:"tph"` // tokens per hour
+	// TPMo is tokens per calendar month ("tpmo": "m" already means the
+	// minute in rpm and tpm).
+	TPMo *int `yaml:"tpmo"`
+	RPMo *int `yaml:"rpmo"` // requests per calendar month
 }
 
 // ModelConfig is one model at one provider. Unset fields keep the preset's.
 type ModelConfig struct {
-	// RPM, RPD, TPM, TPD are the model's own limits (requests or tokens per
-	// minute or day); 0 means none. The provider's limits apply on top.
-	RPM *int `yaml:"rpm"`
-	RPD *int `yaml:"rpd"`
-	TPM *int `yaml:"tpm"`
-	TPD *int `yaml:"tpd"`
+	// RPM, RPD, TPM, TPD, RPH, TPH, TPMo, RPMo are the model's own limits
+	// (requests or tokens per minute, day, hour or calendar month); 0 means
+	// none. The provider's limits apply on top.
+	RPM  *int `yaml:"rpm"`
+	RPD  *int `yaml:"rpd"`
+	TPM  *int `yaml:"tpm"`
+	TPD  *int `yaml:"tpd"`
+	RPH  *int `yaml:"rph"`
+	TPH  *int `yaml:"tph"`
+	TPMo *int `yaml:"tpmo"`
+	RPMo *int `yaml:"rpmo"`
 	// Reset defaults to the provider's.
 	Reset string `yaml:"reset"`
 	// Timeout caps one attempt, and a stream's wait for its first token,

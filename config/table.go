@@ -16,12 +16,11 @@ import (
 // token or a header value.
 func WriteTable(w io.Writer, p *Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRESET\tKEY\tBASE URL")
+	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tKEY\tBASE URL")
 	for _, name := range p.ProviderOrder {
 		pr := p.Providers[name]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			pr.Name, pr.Flavor, pr.Dialect, status(pr.Disabled, pr.DisabledReason),
-			count(pr.Limits.RPM), count(pr.Limits.RPD), count(pr.Limits.TPM), count(pr.Limits.TPD),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			pr.Name, pr.Flavor, pr.Dialect, status(pr.Disabled, pr.DisabledReason), limitCells(pr.Limits),
 			resetString(pr.Reset), orDash(pr.KeySource), redactURL(pr.BaseURL))
 	}
 	tw.Flush()
@@ -29,20 +28,25 @@ func WriteTable(w io.Writer, p *Plan) {
 		c := p.Chains[name]
 		fmt.Fprintf(w, "\nchain %s: %s\n", c.Name, chainSummary(c))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRESET\tTIMEOUT\tCONTEXT\tFLAGS\tKEY")
+		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tTIMEOUT\tCONTEXT\tFLAGS\tKEY")
 		for i, r := range c.Routes {
 			timeout := "chain"
 			if r.Timeout > 0 {
 				timeout = r.Timeout.String()
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				c.Ranks[i], r.ID, status(r.Disabled, r.DisabledReason),
-				count(r.Limits.RPM), count(r.Limits.RPD), count(r.Limits.TPM), count(r.Limits.TPD),
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				c.Ranks[i], r.ID, status(r.Disabled, r.DisabledReason), limitCells(r.Limits),
 				resetString(r.Reset), timeout, count(r.MaxContext), routeFlags(r), orDash(r.Provider.KeySource))
 		}
 		tw.Flush()
 	}
 	writeCallers(w, p)
+}
+
+// limitCells is the limit columns, RPM to RPMO, tab-separated.
+func limitCells(l Limits) string {
+	return strings.Join([]string{count(l.RPM), count(l.RPD), count(l.TPM), count(l.TPD),
+		count(l.RPH), count(l.TPH), count(l.TPMo), count(l.RPMo)}, "\t")
 }
 
 // redactURL drops the credentials a base URL may carry

@@ -185,7 +185,7 @@ func (l *loader) validateLimits(path string, lim LimitsConfig) {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"rpm", lim.RPM}, {"rpd", lim.RPD}, {"tpm", lim.TPM}, {"tpd", lim.TPD}} {
+	}{{"rpm", lim.RPM}, {"rpd", lim.RPD}, {"tpm", lim.TPM}, {"tpd", lim.TPD}, {"rph", lim.RPH}, {"tph", lim.TPH}, {"tpmo", lim.TPMo}, {"rpmo", lim.RPMo}} {
 		if f.v != nil && *f.v < 0 {
 			l.probs.addf(path+"."+f.name, "%d is negative; write 0 for no limit", *f.v)
 		}
@@ -196,7 +196,7 @@ func (l *loader) validateModel(path string, m *ModelConfig) {
 	if m == nil {
 		return
 	}
-	l.validateLimits(path, LimitsConfig{RPM: m.RPM, RPD: m.RPD, TPM: m.TPM, TPD: m.TPD})
+	l.validateLimits(path, LimitsConfig{RPM: m.RPM, RPD: m.RPD, TPM: m.TPM, TPD: m.TPD, RPH: m.RPH, TPH: m.TPH, TPMo: m.TPMo, RPMo: m.RPMo})
 	if m.Reset != "" {
 		if _, err := parseReset(m.Reset); err != nil {
 			l.envSafe(path+".reset", err)

@@ -154,7 +154,7 @@ func TestProblems(t *testing.T) {
 			name: "unknown preset",
 			src:  "providers:\n  g:\n    preset: gorq\n",
 			want: []string{
-				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, gemini, github, groq, mistral, nvidia, ollama, openrouter`,
+				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, cohere, gemini, github, groq, huggingface, mistral, nvidia, ollama, openrouter, ovhcloud, pollinations`,
 			},
 		},
 		{
@@ -179,6 +179,15 @@ func TestProblems(t *testing.T) {
 			name: "negative limit",
 			src:  "providers:\n  groq:\n    limits:\n      tpd: -5\n",
 			want: []string{`t.yaml:4: providers.groq.limits.tpd: -5 is negative; write 0 for no limit`},
+		},
+		{
+			name: "negative hour and month limits",
+			src:  "providers:\n  groq:\n    limits: {tph: -1}\n    models:\n      x: {rph: -2, tpmo: -3}\n",
+			want: []string{
+				`t.yaml:3: providers.groq.limits.tph: -1 is negative; write 0 for no limit`,
+				`t.yaml:5: providers.groq.models.x.rph: -2 is negative; write 0 for no limit`,
+				`t.yaml:5: providers.groq.models.x.tpmo: -3 is negative; write 0 for no limit`,
+			},
 		},
 		{
 			name: "reset",
@@ -468,5 +477,61 @@ func TestBlipDefaults(t *testing.T) {
 		if c := p.Chains[tc.chain]; c.RetryBlips != tc.retry || c.BlipWait != tc.wait {
 			t.Errorf("chain %s: retry_blips %v, blip_wait %s; want %v, %s", tc.chain, c.RetryBlips, c.BlipWait, tc.retry, tc.wait)
 		}
+	}
+}
+
+// TestHourMonthLimits: rph, tph and tpmo are read at the provider and the
+// model, and a preset's hour and month reach the route (Cerebras's RPH,
+// Mistral's tokens per month).
+func TestHourMonthLimits(t *testing.T) {
+	src := "providers:\n  cerebras: {limits: {tph: 500}, models: {gpt-oss-120b: {rph: 3}}}\n  mistral: {}\n" +
+		"chains:\n  a: {routes: [cerebras/gpt-oss-120b, mistral/mistral-small-latest]}\n"
+	p, err := Parse("t.yaml", []byte(src), func(k string) string {
+		if strings.HasSuffix(k, "_API_KEY") {
+			return "k"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	c := p.Routes["cerebras/gpt-oss-120b"]
+	if c.Limits.RPH != 3 || c.Limits.TPH != 1000000 || c.Provider.Limits.TPH != 500 {
+		t.Errorf("cerebras: rph %d, tph %d, provider tph %d; want 3, 1000000 (preset), 500", c.Limits.RPH, c.Limits.TPH, c.Provider.Limits.TPH)
+	}
+	if m := p.Routes["mistral/mistral-small-latest"].Provider.Limits.TPMo; m != 1000000000 {
+		t.Errorf("mistral: provider tpmo %d, want 1000000000 (the preset's month)", m)
+	}
+}
+
+// TestKeylessPreset: Pollinations and OVHcloud are enabled with no variable set and say
+// so in check's KEY column; a key set in its variable is used.
+func TestKeylessPreset(t *testing.T) {
+	src := "providers:\n  pollinations: {}\n  huggingface: {}\n  ovhcloud: {}\nchains:\n  a: {routes: [pollinations/openai, huggingface/openai/gpt-oss-120b, ovhcloud/gpt-oss-120b]}\n"
+	p, err := Parse("t.yaml", []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	pol := p.Routes["pollinations/openai"].Provider
+	if pol.Disabled || pol.APIKey != "" || !strings.Contains(pol.KeySource, "keyless") {
+		t.Errorf("pollinations without a key: disabled %v (%s), key set %v, key source %q; want enabled and keyless", pol.Disabled, pol.DisabledReason, pol.APIKey != "", pol.KeySource)
+	}
+	if ovh := p.Routes["ovhcloud/gpt-oss-120b"]; ovh.Disabled || ovh.Provider.APIKey != "" || ovh.Limits.RPM != 2 {
+		t.Errorf("ovhcloud without a key: disabled %v (%s), key set %v, rpm %d; want enabled, keyless, 2 RPM", ovh.Disabled, ovh.DisabledReason, ovh.Provider.APIKey != "", ovh.Limits.RPM)
+	}
+	if hf := p.Routes["huggingface/openai/gpt-oss-120b"].Provider; !hf.Disabled || hf.DisabledReason != "no key: set HF_TOKEN" {
+		t.Errorf("huggingface without HF_TOKEN: disabled %v %q, want disabled, no key: set HF_TOKEN", hf.Disabled, hf.DisabledReason)
+	}
+	var b strings.Builder
+	WriteTable(&b, p)
+	if !strings.Contains(b.String(), "none (keyless; POLLINATIONS_API_KEY for more)") {
+		t.Errorf("check's table does not say pollinations is keyless:\n%s", b.String())
+	}
+	p, err = Parse("t.yaml", []byte(src), func(k string) string { return map[string]string{"POLLINATIONS_API_KEY": "sk_test"}[k] })
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if pol := p.Routes["pollinations/openai"].Provider; pol.APIKey != "sk_test" || pol.KeySource != "env POLLINATIONS_API_KEY" {
+		t.Errorf("pollinations with a key: key set %v, source %q; want the key from env POLLINATIONS_API_KEY", pol.APIKey == "sk_test", pol.KeySource)
 	}
 }

@@ -163,6 +163,8 @@ func TestPresets(t *testing.T) {
 		"groq": "GROQ_API_KEY", "gemini": "GEMINI_API_KEY", "cerebras": "CEREBRAS_API_KEY",
 		"openrouter": "OPENROUTER_API_KEY", "nvidia": "NVIDIA_API_KEY", "mistral": "MISTRAL_API_KEY",
 		"github": "GITHUB_TOKEN", "cloudflare": "CLOUDFLARE_API_TOKEN", "ollama": "",
+		"pollinations": "POLLINATIONS_API_KEY", "huggingface": "HF_TOKEN", "ovhcloud": "OVH_AI_ENDPOINTS_ACCESS_TOKEN",
+		"cohere": "COHERE_API_KEY",
 	}
 	ps := Presets()
 	if len(ps) != len(wantKeys) {

@@ -40,7 +40,16 @@ const (
 	FlavorMistral    = "mistral"
 	FlavorGitHub     = "github"
 	FlavorOllama     = "ollama"
-	FlavorGeneric    = "generic"
+	// FlavorPollinations answers with or without a key (its anonymous
+	// tier) and reports spent pollen, or a model above the tier, as 402.
+	FlavorPollinations = "pollinations"
+	// FlavorHuggingFace is Hugging Face's router: spent monthly credits
+	// are a 402.
+	FlavorHuggingFace = "huggingface"
+	// FlavorCohere is Cohere's compatibility API: a trial key's month of
+	// calls spent is a 429 that says so.
+	FlavorCohere  = "cohere"
+	FlavorGeneric = "generic"
 )
 
 // Options configure an Emulator.

@@ -71,6 +71,12 @@ func (e *Emulator) failureOf(c *call) failure {
 		f = githubFailure(c)
 	case FlavorOllama:
 		f = ollamaFailure(c)
+	case FlavorPollinations:
+		f = pollinationsFailure(c, now)
+	case FlavorHuggingFace:
+		f = huggingFaceFailure(c)
+	case FlavorCohere:
+		f = cohereFailure(c)
 	default:
 		f = genericFailure(c)
 	}

@@ -360,6 +360,11 @@ func rate(ue *UpstreamError, d *detail, hay string, wait time.Duration) (Class, 
 	// Cloudflare's 10,000 neurons a day are account-wide.
 	case strings.Contains(hay, "daily free allocation"):
 		return RateDay, ScopeProvider
+	// Cohere's trial keys: 1,000 calls a month over every model; resting
+	// the account as a spent day, the quota book's rpmo holds it until
+	// the month turns.
+	case strings.Contains(hay, "api calls / month"):
+		return RateDay, ScopeProvider
 	// OpenRouter per-model caps and shared upstream pools: this route only.
 	case strings.Contains(hay, "limit_rpm/") || strings.Contains(hay, "upstream_provider_shared_pool") ||
 		strings.Contains(hay, "openrouter_shared_capacity"):

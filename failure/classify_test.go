@@ -152,6 +152,9 @@ func TestClassifyBodies(t *testing.T) {
 		{file: "built/cloudflare_400_no_model", status: 400, flavor: "cloudflare", class: Gone, scope: ScopeRoute, code: "5007"},
 		{file: "built/cloudflare_403_terms", status: 403, flavor: "cloudflare", class: BadConfig, scope: ScopeRoute},
 
+		// Cohere (a trial key's month spent).
+		{file: "built/cohere_429_month", status: 429, flavor: "cohere", class: RateDay, scope: ScopeProvider, msgHas: []string{"1000 API calls / month"}},
+
 		// Pollinations.
 		{file: "pollinations_402_balance", status: 402, flavor: "pollinations", class: RateDay, scope: ScopeProvider, code: "PAYMENT_REQUIRED",
 			msgHas: []string{"Insufficient balance"}},

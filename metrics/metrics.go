@@ -123,7 +123,7 @@ func New(o Options) *Metrics {
 	fallbacks := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameFallbacks,
 		Help: "Fallback answers served when no route answered, by chain and kind (message, search, error)."}, []string{LabelChain, LabelKind})
 	m.used = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameBudgetUsed,
-		Help: "Budget used in the current window, by budget (route or provider:<name>) and window (rpm, rpd, tpm, tpd). Read at scrape time."}, []string{LabelKey, LabelWindow})
+		Help: "Budget used in the current window, by budget (route or provider:<name>) and window (rpm, rpd, tpm, tpd; rph, tph, tpmo, rpmo where limited). Read at scrape time."}, []string{LabelKey, LabelWindow})
 	m.left = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameBudgetLeft,
 		Help: "Budget left in the current window (limit minus used, at least 0), where a limit is known."}, []string{LabelKey, LabelWindow})
 	m.limit = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameBudgetLimit,
@@ -319,7 +319,10 @@ func (m *Metrics) refresh(ctx context.Context) {
 			return
 		}
 		seen[key] = true
-		for i, w := range [...]status.Window{ws.RPM, ws.RPD, ws.TPM, ws.TPD} {
+		for i, w := range [...]status.Window{ws.RPM, ws.RPD, ws.TPM, ws.TPD, ws.RPH, ws.TPH, ws.TPMo, ws.RPMo} {
+			if i >= 4 && w.Limit <= 0 {
+				continue // the hour and month only where limited
+			}
 			m.used.WithLabelValues(key, windows[i]).Set(float64(w.Used))
 			if w.Limit > 0 {
 				m.limit.WithLabelValues(key, windows[i]).Set(float64(w.Limit))

@@ -37,7 +37,7 @@ const (
 	LabelKey       = "key"       // a route ID or "provider:<name>" of the plan
 	LabelClass     = "class"     // a failure class, or ClassPaused
 	LabelKind      = "kind"      // a fallback kind (below)
-	LabelWindow    = "window"    // rpm, rpd, tpm, tpd
+	LabelWindow    = "window"    // rpm, rpd, tpm, tpd, rph, tph, tpmo, rpmo
 	LabelState     = "state"     // a route state (below)
 	LabelMethod    = "method"    // a rescue method (below)
 )
@@ -97,7 +97,7 @@ const ClassPaused = "paused"
 const Other = "other"
 
 // Windows, the values of window.
-var windows = [...]string{"rpm", "rpd", "tpm", "tpd"}
+var windows = [...]string{"rpm", "rpd", "tpm", "tpd", "rph", "tph", "tpmo", "rpmo"}
 
 var outcomes = [...]string{OutcomeAnswered, OutcomeCached, OutcomeFallback, OutcomeFailed, OutcomeRejected, OutcomeCancelled}
 

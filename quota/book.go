@@ -56,12 +56,13 @@ func New(o Options) *Book {
 type SpentError struct {
 	// Route is the route's ID.
 	Route string
-	// Limit names the window: "rpm", "rpd", "tpm", "tpd", or the same with a
-	// "provider " prefix for the provider's account-wide limits.
+	// Limit names the window: "rpm", "rpd", "tpm", "tpd", "rph", "tph",
+	// "tpmo", "rpmo", or the same with a "provider " prefix for the provider's
+	// account-wide limits.
 	Limit string
 	// Until is when enough of the window frees up for this request: the
 	// expiry of the slot that makes room in a sliding window, the next reset
-	// of a midnight day. Zero when TooLarge.
+	// of a midnight day or a month. Zero when TooLarge.
 	Until time.Time
 	// TooLarge reports that the request alone is larger than the window's
 	// limit (tokens above TPM): no wait helps, only a smaller request or a
@@ -146,6 +147,9 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	metas := make([]meta, 0, cap(spends))
 	for _, s := range sc {
 		for k := kind(0); k < nKinds; k++ {
+			if !k.counted(s.limits) {
+				continue
+			}
 			w := windowFor(k, s.reset, now)
 			amount := int64(1)
 			if k.tokens() {

@@ -16,7 +16,14 @@
 // clock (config.Reset): either a midnight in a time zone, where the day's one
 // slot is named by the local calendar date (so a 23-hour or 25-hour day
 // across a daylight-saving change is still exactly one day), or a rolling 24
-// hours summed over 25 one-hour slots for the same reason. Caller
+// hours summed over 25 one-hour slots for the same reason. A per-hour budget
+// (rph, tph: Cerebras publishes them) is seven 10-minute slots summed like
+// the minute; a per-month budget (tpmo: Mistral's tokens per month; rpmo:
+// Cohere's trial calls per month) is one
+// slot named for the calendar month in the reset's zone (UTC for a rolling
+// day), turning on the 1st at midnight. The hour and the month are counted
+// only where a limit is configured: no header teaches them, and a route
+// without them costs nothing more. Caller
 // limits use a sliding hour (six 10-minute slots) and a rolling day.
 //
 // # Caller limits

@@ -31,9 +31,11 @@ func (w Window) Remaining() (n int64, ok bool) {
 	return max(w.Limit-w.Used, 0), true
 }
 
-// Budget is the four windows of a route or a provider.
+// Budget is the windows of a route or a provider: the minute and the day
+// always, the hour and the month only where a limit is configured.
 type Budget struct {
-	RPM, RPD, TPM, TPD Window
+	RPM, RPD, TPM, TPD   Window
+	RPH, TPH, TPMo, RPMo Window
 }
 
 func (b *Budget) at(k kind) *Window {
@@ -44,8 +46,16 @@ func (b *Budget) at(k kind) *Window {
 		return &b.RPD
 	case tpm:
 		return &b.TPM
-	default:
+	case tpd:
 		return &b.TPD
+	case rph:
+		return &b.RPH
+	case tph:
+		return &b.TPH
+	case tpmo:
+		return &b.TPMo
+	default:
+		return &b.RPMo
 	}
 }
 
@@ -83,6 +93,9 @@ func (b *Book) Left(ctx context.Context, r *config.Route) (Left, error) {
 			bud = &out.Provider
 		}
 		for k := kind(0); k < nKinds; k++ {
+			if !k.counted(s.limits) {
+				continue
+			}
 			w := windowFor(k, s.reset, now)
 			win := bud.at(k)
 			win.Limit = b.limit(s, k, now)

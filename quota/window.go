@@ -24,9 +24,15 @@ const (
 	// dayTTL keeps a midnight day's slot a little longer than the longest
 	// day (25 hours across a daylight-saving change).
 	dayTTL = 26 * time.Hour
+	// monthTTL keeps a month's one slot a little longer than the longest
+	// month.
+	monthTTL = 32 * 24 * time.Hour
 )
 
-// kind is one of the four budgets of a route or provider.
+// kind is one of the budgets of a route or provider. The hour and month
+// kinds (rph, tph, tpmo, rpmo) come after the four every route counts: they are
+// counted only where a limit is configured (counted), so that a route
+// without them costs the Store nothing more.
 type kind int
 
 const (
@@ -34,15 +40,28 @@ const (
 	rpd
 	tpm
 	tpd
+	rph
+	tph
+	tpmo
+	rpmo
 	nKinds
 )
 
-var kindNames = [nKinds]string{"rpm", "rpd", "tpm", "tpd"}
+var kindNames = [nKinds]string{"rpm", "rpd", "tpm", "tpd", "rph", "tph", "tpmo", "rpmo"}
 
 func (k kind) String() string { return kindNames[k] }
 
-func (k kind) daily() bool  { return k == rpd || k == tpd }
-func (k kind) tokens() bool { return k == tpm || k == tpd }
+func (k kind) daily() bool   { return k == rpd || k == tpd }
+func (k kind) hourly() bool  { return k == rph || k == tph }
+func (k kind) monthly() bool { return k == tpmo || k == rpmo }
+func (k kind) tokens() bool  { return k == tpm || k == tpd || k == tph || k == tpmo }
+
+// counted reports whether budget k of scope limits l is kept at all: the
+// first four always (a limit may be learned from headers at any time),
+// the hour and month only with a configured limit (no header teaches them).
+func (k kind) counted(l config.Limits) bool {
+	return k < rph || limitOf(l, k) > 0
+}
 
 func limitOf(l config.Limits, k kind) int64 {
 	switch k {
@@ -52,8 +71,16 @@ func limitOf(l config.Limits, k kind) int64 {
 		return int64(l.RPD)
 	case tpm:
 		return int64(l.TPM)
-	default:
+	case tpd:
 		return int64(l.TPD)
+	case rph:
+		return int64(l.RPH)
+	case tph:
+		return int64(l.TPH)
+	case tpmo:
+		return int64(l.TPMo)
+	default:
+		return int64(l.RPMo)
 	}
 }
 
@@ -67,7 +94,7 @@ type window struct {
 	// (drops out of the sum) at start + (i+1)*size for i counted from the
 	// oldest, 0-based, for sliding windows.
 	start time.Time
-	// reset is the next daily reset of a midnight window; zero otherwise.
+	// reset is the next reset of a midnight day or a month; zero otherwise.
 	reset time.Time
 }
 
@@ -86,7 +113,16 @@ func slidingWindow(now time.Time, size time.Duration, n int) window {
 
 // windowFor returns the window of budget k on reset rule rs at now.
 func windowFor(k kind, rs config.Reset, now time.Time) window {
-	if !k.daily() {
+	switch {
+	case k.hourly():
+		// The caller's six 10-minute slots (caller.go), summed over one
+		// more like the minute: 60 to 70 minutes, never less than the
+		// provider's hour.
+		return slidingWindow(now, hourSlot, hourSlots+1)
+	case k.monthly():
+		loc := location(rs)
+		return window{slot: monthNumber(now, loc), slots: 1, ttl: monthTTL, reset: nextMonth(now, loc)}
+	case !k.daily():
 		return slidingWindow(now, minuteSlot, minuteSlots+1)
 	}
 	if rs.Kind == config.ResetRolling {
@@ -136,6 +172,20 @@ func NextReset(reset config.Reset, now time.Time) time.Time {
 func dayNumber(now time.Time, loc *time.Location) int64 {
 	y, m, d := now.In(loc).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+}
+
+// monthNumber names a calendar month in loc: months since January 1970.
+func monthNumber(now time.Time, loc *time.Location) int64 {
+	y, m, _ := now.In(loc).Date()
+	return int64(y-1970)*12 + int64(m-1)
+}
+
+// nextMonth is the first of the next month at 00:00 in loc, when a
+// monthly budget starts again: providers count a calendar month (Mistral's
+// "tokens per month"), on the reset rule's zone, UTC for a rolling day.
+func nextMonth(now time.Time, loc *time.Location) time.Time {
+	y, m, _ := now.In(loc).Date()
+	return time.Date(y, m+1, 1, 0, 0, 0, 0, loc)
 }
 
 func location(rs config.Reset) *time.Location {

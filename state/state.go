@@ -9,8 +9,9 @@
 // slots summed (a sliding minute: the current slot has only begun, so seven
 // cover the last 60 to 70 seconds, never less than a provider's minute); a
 // per-day budget on a midnight reset is one slot named for the day; a
-// rolling day is 25 one-hour slots, for the same reason. The quota package
-// decides the slots (quota/window.go); a Store only sums, checks and adds,
+// rolling day is 25 one-hour slots, for the same reason; an hour is seven
+// 10-minute slots, a calendar month one slot named for the month. The
+// quota package decides the slots (quota/window.go); a Store only sums, checks and adds,
 // atomically.
 package state
 

@@ -195,17 +195,22 @@ func (w Window) Fraction() float64 {
 	return min(float64(w.Used)/float64(w.Limit), 1)
 }
 
-// Windows are the four windows of a route or provider.
+// Windows are the windows of a route or provider: the minute and the day
+// always, the hour and the calendar month only where a limit is set.
 type Windows struct {
-	RPM Window `json:"rpm"`
-	RPD Window `json:"rpd"`
-	TPM Window `json:"tpm"`
-	TPD Window `json:"tpd"`
+	RPM  Window `json:"rpm"`
+	RPD  Window `json:"rpd"`
+	TPM  Window `json:"tpm"`
+	TPD  Window `json:"tpd"`
+	RPH  Window `json:"rph,omitzero"`
+	TPH  Window `json:"tph,omitzero"`
+	TPMo Window `json:"tpmo,omitzero"`
+	RPMo Window `json:"rpmo,omitzero"`
 }
 
 // Any reports whether any window has a limit or a count.
 func (w Windows) Any() bool {
-	for _, x := range [...]Window{w.RPM, w.RPD, w.TPM, w.TPD} {
+	for _, x := range [...]Window{w.RPM, w.RPD, w.TPM, w.TPD, w.RPH, w.TPH, w.TPMo, w.RPMo} {
 		if x.Limit > 0 || x.Used > 0 {
 			return true
 		}
@@ -489,15 +494,20 @@ func routeState(rt *config.Route, r Route, rests rest.Table) (string, *Rest) {
 	return string(st.State), restOf(st)
 }
 
-// spentWindow is the first of a route's daily windows, its own then its
-// provider's, that is counted full; nil when none is.
+// spentWindow is the first of a route's daily or monthly windows, its own
+// then its provider's, that is counted full; nil when none is.
 func spentWindow(r Route) *Rest {
 	for _, w := range []struct {
-		key string
-		w   Window
-	}{{"rpd", r.Budget.RPD}, {"tpd", r.Budget.TPD}, {"provider:rpd", r.ProviderBudget.RPD}, {"provider:tpd", r.ProviderBudget.TPD}} {
+		key, when string
+		w         Window
+	}{
+		{"rpd", "today's", r.Budget.RPD}, {"tpd", "today's", r.Budget.TPD},
+		{"provider:rpd", "today's", r.ProviderBudget.RPD}, {"provider:tpd", "today's", r.ProviderBudget.TPD},
+		{"tpmo", "this month's", r.Budget.TPMo}, {"provider:tpmo", "this month's", r.ProviderBudget.TPMo},
+		{"rpmo", "this month's", r.Budget.RPMo}, {"provider:rpmo", "this month's", r.ProviderBudget.RPMo},
+	} {
 		if w.w.Full() {
-			return &Rest{Key: w.key, Class: "budget", Until: w.w.Resets, Reason: "today's " + w.key + " budget is spent"}
+			return &Rest{Key: w.key, Class: "budget", Until: w.w.Resets, Reason: w.when + " " + w.key + " budget is spent"}
 		}
 	}
 	return nil
@@ -507,7 +517,18 @@ func windows(b quota.Budget) Windows {
 	w := func(x quota.Window) Window {
 		return Window{Used: x.Used, Limit: x.Limit, Resets: timePtr(x.Resets), Learned: x.Learned}
 	}
-	return Windows{RPM: w(b.RPM), RPD: w(b.RPD), TPM: w(b.TPM), TPD: w(b.TPD)}
+	out := Windows{RPM: w(b.RPM), RPD: w(b.RPD), TPM: w(b.TPM), TPD: w(b.TPD)}
+	// The hour and month appear only where counted, so that a route
+	// without them keeps its JSON.
+	for _, x := range [...]struct {
+		from quota.Window
+		to   *Window
+	}{{b.RPH, &out.RPH}, {b.TPH, &out.TPH}, {b.TPMo, &out.TPMo}, {b.RPMo, &out.RPMo}} {
+		if x.from.Limit > 0 || x.from.Used > 0 {
+			*x.to = w(x.from)
+		}
+	}
+	return out
 }
 
 func fallbackName(k config.FallbackKind) string {

@@ -352,7 +352,10 @@ type bar struct {
 // bars lists the windows worth drawing: those with a limit.
 func bars(ws status.Windows) []bar {
 	var out []bar
-	for _, b := range [...]bar{{"requests today", ws.RPD}, {"requests this minute", ws.RPM}, {"tokens today", ws.TPD}, {"tokens this minute", ws.TPM}} {
+	for _, b := range [...]bar{
+		{"requests this month", ws.RPMo}, {"tokens this month", ws.TPMo}, {"requests today", ws.RPD}, {"requests this hour", ws.RPH}, {"requests this minute", ws.RPM},
+		{"tokens today", ws.TPD}, {"tokens this hour", ws.TPH}, {"tokens this minute", ws.TPM},
+	} {
 		if b.W.Limit > 0 {
 			out = append(out, b)
 		}
