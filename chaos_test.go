@@ -333,7 +333,13 @@ func chaosOne(client *http.Client, url string, clk *clock.Scaled, q chaosRequest
 	case resp == nil:
 		res.outcome, res.problem = "transport error", err.Error()
 	case q.stream && resp.StatusCode == 200:
-		res.outcome, res.problem = judgeStream(resp.Header, body, err)
+		// A stream whose status a keep-alive committed says what served
+		// it in its trailers (read once the body is).
+		h := resp.Header.Clone()
+		for k, v := range resp.Trailer {
+			h[k] = v
+		}
+		res.outcome, res.problem = judgeStream(h, body, err)
 	default:
 		res.outcome, res.problem = judgeWhole(resp, body, err)
 	}

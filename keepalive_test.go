@@ -287,6 +287,11 @@ func TestStreamFailsAfterKeepAlive(t *testing.T) {
 				if content != "The assistant is resting. Please try again in a minute." || !done {
 					t.Errorf("content %q, [DONE] %v; want the fallback message as a stream", content, done)
 				}
+				// The headers went out with the keep-alive: the trailers
+				// say it was the fallback.
+				if got := rs.resp.Trailer.Get("X-Tollfree-Fallback"); got != "message" {
+					t.Errorf("trailer X-Tollfree-Fallback = %q, want message (trailers %v)", got, rs.resp.Trailer)
+				}
 				return
 			}
 			var ev struct {

@@ -181,8 +181,8 @@ func (s *Server) noAssistant(name string) string {
 
 // askStream answers /v1/ask as events: delta, then done (or error).
 func (s *Server) askStream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call) {
-	as, ka, ok := s.openStream(w, r, ch, who, call, func(as *llm.AnswerStream) {
-		w.Header().Set(HeaderAnswer, mode(as.ServedBy))
+	as, ka, ok := s.openStream(w, r, ch, who, call, func(h http.Header, as *llm.AnswerStream) {
+		h.Set(HeaderAnswer, mode(as.ServedBy))
 	})
 	if !ok {
 		return

@@ -86,8 +86,7 @@ func noCache(r *http.Request) bool {
 
 // servedHeaders say what served a request: the route (unless the chain
 // hides its routes), the fallback, the cache.
-func servedHeaders(w http.ResponseWriter, ch *config.Chain, by llm.ServedBy, route string, cacheMiss bool) {
-	h := w.Header()
+func servedHeaders(h http.Header, ch *config.Chain, by llm.ServedBy, route string, cacheMiss bool) {
 	if !ch.HideRoute && route != "" {
 		h.Set(HeaderRoute, route)
 	}
@@ -115,7 +114,7 @@ func (s *Server) writeAnswer(w http.ResponseWriter, ch *config.Chain, a *llm.Ans
 		resp.Reasoning = reasoning
 	}
 	resp.Content = content
-	servedHeaders(w, ch, a.ServedBy, a.Route, a.CacheMiss)
+	servedHeaders(w.Header(), ch, a.ServedBy, a.Route, a.CacheMiss)
 	out := s.getBuf()
 	defer s.putBuf(out)
 	*out = openai.AppendResponse(*out, chatID(a.RequestID), modelName(ch, a.Route), s.clock.Now().Unix(), resp, ch.Reasoning == "pass")

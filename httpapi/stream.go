@@ -26,7 +26,7 @@ import (
 // an SSE comment (keepAlive), whether it waits for its first token or for
 // a continuation. The first comment commits the status: a request still
 // unanswered then gets its answer (a route's, the fallback's) as a stream
-// without the headers that would have said what served it, and a failure
+// whose trailers say what served it (X-Tollfree-Fallback...), and a failure
 // as one error event in the stream, after which the response ends
 // cleanly (no [DONE]: nothing was answered).
 //
@@ -35,38 +35,9 @@ import (
 // the chain's reasoning is "pass" and is dropped otherwise. With
 // stream_options.include_usage the last chunk before [DONE] carries the
 // usage of every part (estimated where an upstream reported none).
-// openStream asks the gateway for call's stream, with keep-alives going
-// out while it waits (keepalive.go). On an error it answers the caller
-// itself, as an error event once a keep-alive committed the status, else
-// as an ordinary error response, and ok is false. On an answer it writes
-// the stream's headers (headers adds the path's own) unless a keep-alive
-// wrote them, and hands back the stream, which the caller closes (that
-// ends the request's turn, its caller's request in flight and the
-// gateway's cap, whichever way the stream ends), and its keep-alive,
-// which the caller stops.
-func (s *Server) openStream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call, headers func(*llm.AnswerStream)) (*llm.AnswerStream, *keepAlive, bool) {
-	ka := startKeepAlive(s.clock, s.plan.Server.StreamKeepAlive, w, func() { writeStreamHeaders(w) })
-	as, err := s.gw.ServeStream(r.Context(), ch, call)
-	if err != nil {
-		if ka.stop() {
-			s.fail(errorEvents{w: w}, r, ch, who, err)
-		} else {
-			s.fail(w, r, ch, who, err)
-		}
-		return nil, nil, false
-	}
-	if !ka.commit() {
-		s.issueVisitor(w, r, who)
-		headers(as)
-		writeStreamHeaders(w)
-	}
-	ka.unlock(false)
-	return as, ka, true
-}
-
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call) {
-	as, ka, ok := s.openStream(w, r, ch, who, call, func(as *llm.AnswerStream) {
-		servedHeaders(w, ch, as.ServedBy, as.Route, as.CacheMiss)
+	as, ka, ok := s.openStream(w, r, ch, who, call, func(h http.Header, as *llm.AnswerStream) {
+		servedHeaders(h, ch, as.ServedBy, as.Route, as.CacheMiss)
 	})
 	if !ok {
 		return
@@ -244,4 +215,42 @@ func brokenMessage(err error, ch *config.Chain) string {
 		return "the answer from " + who + " was cut at the chain's deadline of " + ch.Deadline.String() + "; the text received so far is incomplete"
 	}
 	return "the answer from " + who + " broke off (" + be.Class.String() + ": " + hideRoutes(ch, be.Message) + ") and no route could continue it; the text received so far is incomplete"
+}
+
+// openStream asks the gateway for call's stream, with keep-alives going
+// out while it waits (keepalive.go). On an error it answers the caller
+// itself, as an error event once a keep-alive committed the status, else
+// as an ordinary error response, and ok is false. On an answer it writes
+// the stream's headers (headers adds the path's own), or, when a
+// keep-alive wrote them already, the path's own as trailers; it hands
+// back the stream, which the caller closes (that ends the request's turn,
+// its caller's request in flight and the gateway's cap, whichever way the
+// stream ends), and its keep-alive, which the caller stops.
+func (s *Server) openStream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call, headers func(http.Header, *llm.AnswerStream)) (*llm.AnswerStream, *keepAlive, bool) {
+	ka := startKeepAlive(s.clock, s.plan.Server.StreamKeepAlive, w, func() { writeStreamHeaders(w) })
+	as, err := s.gw.ServeStream(r.Context(), ch, call)
+	if err != nil {
+		if ka.stop() {
+			s.fail(errorEvents{w: w}, r, ch, who, err)
+		} else {
+			s.fail(w, r, ch, who, err)
+		}
+		return nil, nil, false
+	}
+	if !ka.commit() {
+		s.issueVisitor(w, r, who)
+		headers(w.Header(), as)
+		writeStreamHeaders(w)
+	} else {
+		// A keep-alive sent the headers already: what they would have
+		// said (a fallback, the cache, the route) goes in the trailers,
+		// for a client that reads them (Go's http.Response.Trailer).
+		t := make(http.Header)
+		headers(t, as)
+		for k, v := range t {
+			w.Header()[http.TrailerPrefix+k] = v
+		}
+	}
+	ka.unlock(false)
+	return as, ka, true
 }
