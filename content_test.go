@@ -3,6 +3,7 @@ package tollfree_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/tollfree/tollfree/internal/emutest"
 	"log/slog"
 	"net/http"
 	"os"
@@ -62,17 +63,12 @@ func (h *harness) pollContent(chain, was string) string {
 		return was
 	}
 	h.clk.Advance(contentPoll)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if now := h.healthLine("content_" + chain); now != was {
-			return now
-		}
-		if time.Now().After(deadline) {
-			h.t.Errorf("/healthz content_%s still %q after a poll", chain, was)
-			return was
-		}
-		time.Sleep(time.Millisecond)
-	}
+	now := was
+	emutest.WaitFor(h.t, "/healthz content_"+chain+" to change after a poll", func() bool {
+		now = h.healthLine("content_" + chain)
+		return now != was
+	})
+	return now
 }
 
 func writePage(t *testing.T, dir, name, text string) {
