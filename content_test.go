@@ -3,7 +3,6 @@ package tollfree_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/tollfree/tollfree/internal/emutest"
 	"log/slog"
 	"net/http"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/internal/emutest"
 )
 
 // contentChain is a site chain with a week's cache and a search fallback
