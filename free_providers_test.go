@@ -69,3 +69,46 @@ func TestKeylessAndFreeProviders(t *testing.T) {
 		t.Fatalf("huggingface after its 402: state %s rest %+v, want a rate_day rest (credits spent)", hf.State, hf.Rest)
 	}
 }
+
+// moreFreeConfig: Z.ai's free Flash model first, SambaNova's Free Tier
+// second, each from its preset with nothing but a base URL and a key.
+const moreFreeConfig = `
+providers:
+  zai:       {preset: zai,       base_url: EMU/zai/v1,       api_key: ${ZAI_API_KEY}}
+  sambanova: {preset: sambanova, base_url: EMU/sambanova/v1, api_key: ${SAMBANOVA_API_KEY}}
+chains:
+  free:
+    routes: [zai/glm-4.7-flash, sambanova/gpt-oss-120b]
+    attempt_timeout: 8s
+    deadline: 25s
+`
+
+// TestZaiThrottleAndSambaNovaFreeTier: Z.ai's concurrency throttle (a 429
+// with code 1302) hands the answer to SambaNova and rests the Z.ai route as
+// a rate limit; SambaNova's answer counts against its preset's Free Tier
+// day of 20 requests.
+func TestZaiThrottleAndSambaNovaFreeTier(t *testing.T) {
+	checkLeaks(t)
+	env := map[string]string{"ZAI_API_KEY": "zai_test_0001", "SAMBANOVA_API_KEY": "sn_test_0001"}
+	s := startStackWith(t, stackOptions{providers: moreFreeConfig, env: env})
+	h := harnessOf(t, s)
+	h.emu.AddProvider(emulator.Provider{Name: "zai", Flavor: emulator.FlavorZai, Key: "zai_test_0001"})
+	h.emu.AddModel("zai", emulator.Model{ID: "glm-4.7-flash"})
+	h.emu.AddProvider(emulator.Provider{Name: "sambanova", Flavor: emulator.FlavorGeneric, Key: "sn_test_0001"})
+	h.emu.AddModel("sambanova", emulator.Model{ID: "gpt-oss-120b"})
+	h.emu.Script("zai", "glm-4.7-flash", emulator.Step{Kind: emulator.HighDemand})
+
+	r := h.askText("free", "hello")
+	if got := r.header.Get("X-Tollfree-Route"); r.status != 200 || got != "sambanova/gpt-oss-120b" {
+		t.Fatalf("status %d, answered by %q, want sambanova/gpt-oss-120b: %s", r.status, got, r.body)
+	}
+	snap := h.snapshot()
+	z := routeOf(t, snap, "zai/glm-4.7-flash")
+	if z.Rest == nil || z.Rest.Class != "rate_minute" {
+		t.Errorf("zai after its 1302 throttle: state %s rest %+v, want a rate_minute rest", z.State, z.Rest)
+	}
+	sn := routeOf(t, snap, "sambanova/gpt-oss-120b")
+	if d := sn.Budget.RPD; d.Limit != 20 || d.Used != 1 {
+		t.Errorf("sambanova day window = %d/%d, want 1/20 (the Free Tier's 20 requests a day)", d.Used, d.Limit)
+	}
+}

@@ -85,6 +85,8 @@ const (
 	srcGeminiCtx  = "context 1048576 from Gemini's 400 body quoted in PROVIDERS.md [2026]"
 	srcGitHub     = "docs.github.com github-models prototyping doc, Copilot Free [2026-07]; tokens in/out per request"
 	srcUnverified = "id from the provider's catalog [not in PROVIDERS.md, unverified]; limits are the account's"
+	srcSambaNova  = "docs.sambanova.ai/docs/en/models/rate-limits Free Tier table [2026-08-31, via cuihuan/awesome-ai-gateway free_tiers.json]"
+	srcZai        = "docs.z.ai/guides/overview/pricing: free input and output [2026-08-31]; limits unpublished"
 )
 
 // Presets returns the catalog, sorted by name. Each call builds it afresh.
@@ -370,6 +372,43 @@ func presetCatalog() map[string]Preset {
 				{ID: "command-a-03-2025", Limits: Limits{RPM: 20}, Canonical: "command-a", Source: "docs.cohere.com/docs/rate-limits [2026]: Command A 20 req/min trial"},
 				{ID: "command-r-plus-08-2024", Limits: Limits{RPM: 20}, Canonical: "command-r-plus", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R+ 20 req/min trial"},
 				{ID: "command-r7b-12-2024", Limits: Limits{RPM: 20}, Canonical: "command-r7b", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R7B 20 req/min trial"},
+			},
+		},
+		{
+			Name: "sambanova", Flavor: "sambanova", Dialect: DialectOpenAI,
+			BaseURL: "https://api.sambanova.ai/v1", KeyEnv: "SAMBANOVA_API_KEY",
+			// SambaCloud's Free Tier applies while no payment method is
+			// linked: 20 RPM, 20 requests a day and 200K tokens a day, the
+			// same for every free model (docs.sambanova.ai/docs/en/models/rate-limits,
+			// as re-read by cuihuan/awesome-ai-gateway data/free_tiers.json
+			// [2026-08-31]). No reset hour published: rolling. Errors follow
+			// OpenAI's shape plus a request_id (docs.sambanova.ai api-error-codes
+			// [2026]); its 429 body was not captured: the emulator's generic flavor.
+			Reset:  "rolling",
+			Source: "docs.sambanova.ai/docs/en/models/rate-limits [2026-08-31]: Free Tier 20 RPM / 20 RPD / 200K TPD per model",
+			// Prefill: not documented; instruct.
+			Models: []PresetModel{
+				{ID: "DeepSeek-V3.1", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Canonical: "deepseek-v3.1", Source: srcSambaNova},
+				{ID: "Meta-Llama-3.3-70B-Instruct", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Canonical: "llama-3.3-70b", Source: srcSambaNova},
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcSambaNova},
+			},
+		},
+		{
+			Name: "zai", Flavor: "zai", Dialect: DialectOpenAI,
+			BaseURL: "https://api.z.ai/api/paas/v4", KeyEnv: "ZAI_API_KEY",
+			// Z.ai (Zhipu GLM, international): the Flash models are priced
+			// free for input, cached input and output
+			// (docs.z.ai/guides/overview/pricing, as re-read by
+			// cuihuan/awesome-ai-gateway [2026-08-31]). Their rate limits are
+			// not published (shown per key after login, concurrency
+			// "dynamically adjusted"): no limits set, 0 = unknown. A limit
+			// hit is a 429 with a numeric code 1302 (see the zai flavor).
+			Reset:  "rolling",
+			Source: "docs.z.ai/guides/overview/pricing [2026-08-31]: GLM Flash models free; rate limits unpublished (unknown)",
+			// Prefill: not documented; instruct.
+			Models: []PresetModel{
+				{ID: "glm-4.7-flash", Reasoning: true, Canonical: "glm-4.7-flash", Source: srcZai},
+				{ID: "glm-4.5-flash", Reasoning: true, Canonical: "glm-4.5-flash", Source: srcZai},
 			},
 		},
 		{

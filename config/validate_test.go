@@ -154,7 +154,7 @@ func TestProblems(t *testing.T) {
 			name: "unknown preset",
 			src:  "providers:\n  g:\n    preset: gorq\n",
 			want: []string{
-				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, cohere, gemini, github, groq, huggingface, mistral, nvidia, ollama, openrouter, ovhcloud, pollinations`,
+				`t.yaml:3: providers.g.preset: unknown preset "gorq" (did you mean "groq"?); presets: cerebras, cloudflare, cohere, gemini, github, groq, huggingface, mistral, nvidia, ollama, openrouter, ovhcloud, pollinations, sambanova, zai`,
 			},
 		},
 		{

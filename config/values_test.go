@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -164,7 +165,7 @@ func TestPresets(t *testing.T) {
 		"openrouter": "OPENROUTER_API_KEY", "nvidia": "NVIDIA_API_KEY", "mistral": "MISTRAL_API_KEY",
 		"github": "GITHUB_TOKEN", "cloudflare": "CLOUDFLARE_API_TOKEN", "ollama": "",
 		"pollinations": "POLLINATIONS_API_KEY", "huggingface": "HF_TOKEN", "ovhcloud": "OVH_AI_ENDPOINTS_ACCESS_TOKEN",
-		"cohere": "COHERE_API_KEY",
+		"cohere": "COHERE_API_KEY", "sambanova": "SAMBANOVA_API_KEY", "zai": "ZAI_API_KEY",
 	}
 	ps := Presets()
 	if len(ps) != len(wantKeys) {
@@ -204,5 +205,32 @@ func TestPresets(t *testing.T) {
 	nv, _ := LookupPreset("nvidia")
 	if nv.Limits.RPM != 40 {
 		t.Errorf("nvidia rpm = %d, want 40", nv.Limits.RPM)
+	}
+}
+
+// TestMoreFreePresets: SambaNova's Free Tier limits are per model as its
+// rate-limit table publishes them; Z.ai's free Flash models carry no limit,
+// since Z.ai publishes none (0 is unknown, not invented).
+func TestMoreFreePresets(t *testing.T) {
+	sn, ok := LookupPreset("sambanova")
+	if !ok || sn.BaseURL != "https://api.sambanova.ai/v1" || sn.Dialect != DialectOpenAI || sn.KeyOptional {
+		t.Fatalf("sambanova preset = %+v", sn)
+	}
+	for _, m := range sn.Models {
+		if m.Limits != (Limits{RPM: 20, RPD: 20, TPD: 200000}) {
+			t.Errorf("sambanova %s limits = %+v, want 20 RPM / 20 RPD / 200000 TPD", m.ID, m.Limits)
+		}
+	}
+	if m, ok := sn.model("gpt-oss-120b"); !ok || m.Canonical != "gpt-oss-120b" {
+		t.Errorf("sambanova gpt-oss-120b = %+v, %v; want canonical gpt-oss-120b", m, ok)
+	}
+	z, ok := LookupPreset("zai")
+	if !ok || z.BaseURL != "https://api.z.ai/api/paas/v4" || z.Limits != (Limits{}) || len(z.Models) == 0 {
+		t.Fatalf("zai preset = %+v", z)
+	}
+	for _, m := range z.Models {
+		if m.Limits != (Limits{}) || !strings.HasSuffix(m.ID, "-flash") {
+			t.Errorf("zai model %s limits = %+v, want a free flash model with no published limit", m.ID, m.Limits)
+		}
 	}
 }

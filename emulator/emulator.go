@@ -48,7 +48,10 @@ const (
 	FlavorHuggingFace = "huggingface"
 	// FlavorCohere is Cohere's compatibility API: a trial key's month of
 	// calls spent is a 429 that says so.
-	FlavorCohere  = "cohere"
+	FlavorCohere = "cohere"
+	// FlavorZai is Z.ai's (Zhipu GLM) OpenAI-compatible API: a rate limit
+	// and its concurrency throttle are both a 429 with code "1302".
+	FlavorZai     = "zai"
 	FlavorGeneric = "generic"
 )
 

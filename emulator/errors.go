@@ -77,6 +77,8 @@ func (e *Emulator) failureOf(c *call) failure {
 		f = huggingFaceFailure(c)
 	case FlavorCohere:
 		f = cohereFailure(c)
+	case FlavorZai:
+		f = zaiFailure(c, now)
 	default:
 		f = genericFailure(c)
 	}

@@ -126,6 +126,16 @@ func TestVerbatimBodies(t *testing.T) {
 			body: `{"error":{"message":"The server had an error processing your request. Sorry about that! You can retry your request, or contact us through our help center at help.openai.com if you keep seeing this error.","type":"server_error","param":null,"code":null}}`,
 		},
 		{
+			// github.com/kaitranntt/ccs/issues/536 [2026-02] (testdata/free/README.md).
+			name: "zai rpm", flavor: FlavorZai, model: Model{ID: "glm-4.7-flash"}, step: Step{Kind: RateMinute}, status: 429,
+			body: `{"error":{"code":"1302","message":"Rate limit reached for requests"},"request_id":"` + start.UTC().Format("20060102150405") + `579f5b8f457f4e06"}`,
+		},
+		{
+			// github.com/kaitranntt/ccs/issues/402 [2026-01]: the concurrency throttle is a 429 too.
+			name: "zai concurrency", flavor: FlavorZai, model: Model{ID: "glm-4.7-flash"}, step: Step{Kind: HighDemand}, status: 429,
+			body: `{"error":{"code":"1302","message":"High concurrency usage of this API, please reduce concurrency or contact customer service to increase limits"},"request_id":"` + start.UTC().Format("20060102150405") + `579f5b8f457f4e06"}`,
+		},
+		{
 			name: "gemini not found", flavor: FlavorGemini, model: Model{ID: "gemini-pro"}, step: Step{Kind: NotFound}, status: 404,
 			body: googlePretty(t, `{"error": {"code": 404, "message": "models/gemini-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", "status": "NOT_FOUND"}}`),
 		},
@@ -174,6 +184,9 @@ func wantStatus(flavor string, k Kind) int {
 	case RateMinute, RateDay:
 		return 429
 	case HighDemand:
+		if flavor == FlavorZai {
+			return 429
+		}
 		return 503
 	case ServerError:
 		if flavor == FlavorOpenRouter {
@@ -225,7 +238,7 @@ func TestEveryErrorKind(t *testing.T) {
 	kinds := []Kind{RateMinute, RateDay, HighDemand, ServerError, Unauthorized, Forbidden, NotFound, Decommissioned,
 		TooLarge, ContextLength, BadThinking, BadRequest, Refused}
 	flavors := []string{FlavorGroq, FlavorGemini, FlavorOpenRouter, FlavorCerebras, FlavorNVIDIA,
-		FlavorMistral, FlavorGitHub, FlavorOllama, FlavorGeneric}
+		FlavorMistral, FlavorGitHub, FlavorOllama, FlavorZai, FlavorGeneric}
 	for _, f := range flavors {
 		for _, k := range kinds {
 			t.Run(f+"/"+string(k), func(t *testing.T) {

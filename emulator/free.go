@@ -56,3 +56,23 @@ func cohereFailure(c *call) failure {
 	}
 	return genericFailure(c)
 }
+
+// zaiFailure: Z.ai's 429s carry a numeric code as a string and a request id
+// beside the error object (testdata/free/README.md): code 1302 "Rate limit
+// reached for requests" for a rate limit of either window (Z.ai publishes
+// no free-tier windows; a spent day is not distinguished in the captured
+// bodies), and code 1302 again, still a 429, for its concurrency throttle
+// ("High concurrency usage of this API, ..."): its high demand.
+func zaiFailure(c *call, now time.Time) failure {
+	body := func(msg string) failure {
+		return failure{status: 429, body: compact(obj{{"error", obj{{"code", "1302"}, {"message", msg}}},
+			{"request_id", now.UTC().Format("20060102150405") + "579f5b8f457f4e06"}})}
+	}
+	switch c.kind {
+	case RateMinute, RateDay:
+		return body("Rate limit reached for requests")
+	case HighDemand:
+		return body("High concurrency usage of this API, please reduce concurrency or contact customer service to increase limits")
+	}
+	return genericFailure(c)
+}
