@@ -12,6 +12,9 @@
 // retries it every FlushEvery until it works (issue 10), and Health says so
 // meanwhile.
 //
+// Notes (learned limits and latencies) go to notes.json within a
+// FlushEvery of a change, and at Close.
+//
 // Spend is on every request's path: it takes one mutex and, once a counter's
 // current slot exists, allocates nothing.
 package memstore
