@@ -7,7 +7,9 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/state/memstore"
+	"github.com/tollfree/tollfree/state/redisstore"
 )
 
 // TestLearnedLimitSurvivesRestart: a limit learned from headers is kept in
@@ -73,5 +75,44 @@ func TestLearnedLimitSurvivesRestart(t *testing.T) {
 	defer b3.Close()
 	if res := mustReserve(t, b3, r, 9000, 0); res != nil {
 		t.Errorf("a day after the limit was last seen: Reserve = %+v, want nil (no limit known)", res)
+	}
+}
+
+// TestLearnedLimitSharedThroughRedis: a limit one instance learned from
+// headers reaches another instance on the same Redis at its next refresh,
+// and a third that starts later knows it at once.
+func TestLearnedLimitSharedThroughRedis(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.RedisURL(t)
+	ns := testenv.Namespace(t, url)
+	clk := clock.NewFake(t0)
+	open := func() *Book {
+		st, err := redisstore.Open(ctx, redisstore.Options{URL: url, Namespace: ns, Clock: clk, OpTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := New(Options{Store: st, Clock: clk})
+		t.Cleanup(func() {
+			b.Close()
+			st.Close()
+		})
+		return b
+	}
+	groq := testProvider("groq", config.Limits{}, config.Reset{Kind: config.ResetRolling})
+	r := testRoute("groq/qwen/qwen3.6-27b", groq, config.Limits{})
+	a, b := open(), open()
+	if err := a.Observe(ctx, r, header(
+		"x-ratelimit-limit-tokens", "8000", "x-ratelimit-remaining-tokens", "7000", "x-ratelimit-reset-tokens", "7.5s")); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	clk.Advance(refreshEvery)
+	mustReserve(t, b, r, 10, 0) // starts the refresh
+	b.Close()
+	if ex := refused(t, b, r, 9000, 0); !ex.TooLarge {
+		t.Errorf("other instance after its refresh, 9000 tokens: got %+v, want TooLarge (learned TPM 8000)", ex)
+	}
+	if ex := refused(t, open(), r, 9000, 0); !ex.TooLarge {
+		t.Errorf("instance started later, 9000 tokens: got %+v, want TooLarge (learned TPM 8000)", ex)
 	}
 }
