@@ -308,6 +308,9 @@ func (g *Gateway) close() error {
 	if g.router != nil {
 		g.router.Close()
 	}
+	if g.budget != nil {
+		g.budget.Close() // its last writes of learned limits
+	}
 	if g.shelf != nil {
 		g.shelf.close()
 	}

@@ -24,9 +24,10 @@ type Options struct {
 
 // Book keeps the budgets of routes, providers and callers in a state.Store.
 // It is safe for concurrent use. Limits learned from rate-limit headers are
-// kept in the Book, per instance: a restarted instance relearns them from
-// the next response. So are the reservations in flight and the corrections
-// Observe made (see Observe).
+// kept in the Book and, off the request path, in the Store (learned.go): a
+// restart, a config reload and the other instances know them. The
+// reservations in flight and the corrections Observe made are kept in the
+// Book alone (see Observe). Close it to wait for its writes.
 type Book struct {
 	store state.Store
 	clock clock.Clock
@@ -35,9 +36,13 @@ type Book struct {
 	learned map[learnKey]learnedLimit
 
 	ledger ledger
+
+	refreshed atomic.Int64   // unix nanoseconds of the last read of the notes
+	wg        sync.WaitGroup // reads and writes of the notes
 }
 
-// New returns a Book over o.Store. It panics if o.Store is nil (a
+// New returns a Book over o.Store, with the limits learned before (by this
+// instance before a restart or reload, or by another) read from it. It panics if o.Store is nil (a
 // programmer error).
 func New(o Options) *Book {
 	if o.Store == nil {
@@ -46,7 +51,10 @@ func New(o Options) *Book {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	return &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
+	b := &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
+	b.refreshed.Store(b.clock.Now().UnixNano())
+	b.loadLearned()
+	return b
 }
 
 // SpentError reports a budget window spent: the route (or its provider's
@@ -131,6 +139,7 @@ func limitName(s scope, k kind) string {
 // not counted: Reserve returns nil, nil at once, as cheap as no budget.
 func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin float64) (*Reservation, error) {
 	now := b.clock.Now()
+	b.maybeRefresh(now)
 	tokens = clampTokens(tokens) // so that window sums cannot overflow
 	if !b.limited(r, now) {
 		// Neither the route nor its provider has a limit, configured or

@@ -6,7 +6,9 @@
 // Refund when the gateway could not take the request after all). It
 // keeps no counts of its own: every
 // count lives in a state.Store, so a restart or a second instance sees the
-// same budgets, and every check-and-spend is one atomic Store.Spend.
+// same budgets, and every check-and-spend is one atomic Store.Spend. The
+// limits learned from headers are kept in the Store's notes too, written
+// and read off the request path (learned.go).
 //
 // # Windows
 //

@@ -26,6 +26,7 @@ type learnKey struct {
 type learnedLimit struct {
 	limit int64
 	seen  time.Time
+	saved time.Time // when its note was last written (see learned.go)
 }
 
 // limit returns the limit in force for window k of s at now: the configured
@@ -175,7 +176,7 @@ func (b *Book) learn(r *config.Route, readings []reading, now time.Time) (spends
 		}
 		if rd.hasLimit && rd.limit > 0 {
 			b.mu.Lock()
-			b.learned[learnKey{s.key, rd.k}] = learnedLimit{limit: rd.limit, seen: now}
+			b.noteLearnedLocked(learnKey{s.key, rd.k}, rd.limit, now)
 			b.mu.Unlock()
 		}
 		if rd.hasLimit && rd.hasRemain && rd.remaining <= rd.limit {

@@ -87,6 +87,8 @@ func (f *fakeStore) Sums(ctx context.Context, spends []state.Spend) ([]int64, er
 func (f *fakeStore) SetRest(ctx context.Context, r state.Rest) error                { return nil }
 func (f *fakeStore) ClearRest(ctx context.Context, key string, m bool) error        { return nil }
 func (f *fakeStore) Rests(ctx context.Context, now time.Time) ([]state.Rest, error) { return nil, nil }
+func (f *fakeStore) SetNote(context.Context, string, []byte, time.Duration) error   { return nil }
+func (f *fakeStore) Notes(context.Context, string) (map[string][]byte, error)       { return nil, nil }
 
 // keys lists every counter key, sorted.
 func (f *fakeStore) keys() []string {

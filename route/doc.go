@@ -54,7 +54,9 @@
 //
 // What the router remembers lives in a state.Store (rests and pauses, read
 // and written through package rest) and a Budget (quota counts), so that a
-// restart or another instance sees the same rests; per-route latency is
-// kept here, and failure streaks and silent losses in the rest.Keeper, in
-// memory, per instance, since they only steer order, growth and strikes.
+// restart or another instance sees the same rests. Per-route latency is
+// kept here and, off the request path, in the Store's notes
+// (latencynote.go), so a latency-aware order survives a restart and is
+// shared; failure streaks and silent losses are kept in the rest.Keeper, in
+// memory, per instance, since they only steer growth and strikes.
 package route

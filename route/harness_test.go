@@ -88,6 +88,7 @@ func newStackWith(t *testing.T, o stackOptions) *stack {
 	}
 	t.Cleanup(func() {
 		r.Close()
+		budget.Close()
 		store.Close()
 	})
 	t.Cleanup(seen.rt.CloseIdleConnections)

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -92,5 +93,51 @@ chains:
 	}
 	if n := s.emu.Calls("groq", "llama-3.3-70b-versatile"); n != 2 {
 		t.Errorf("groq calls = %d, want 2", n)
+	}
+}
+
+// TestLatencyAwareOrderSurvivesRestart: the latencies a router measured are
+// kept in the store, so a new router on the same store (a restart, or a
+// config reload) puts the faster route first before measuring anything.
+func TestLatencyAwareOrderSurvivesRestart(t *testing.T) {
+	s := newStack(t, `
+chains:
+  quick:
+    latency_aware: true
+    routes:
+      - {route: groq/llama-3.3-70b-versatile, rank: 1}
+      - {route: cerebras/gpt-oss-120b, rank: 1}
+    attempt_timeout: 8s
+    deadline: 20s
+`)
+	// groq answers slowly, then is overloaded; cerebras answers fast.
+	s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.Answer, Delay: 2 * time.Second})
+	done := s.askAsync("quick")
+	s.waitCalls("groq", "llama-3.3-70b-versatile", 1)
+	s.clk.Advance(2 * time.Second)
+	<-done
+	s.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+	s.emu.Script("cerebras", "gpt-oss-120b", emulator.Step{Kind: emulator.Answer, Delay: 100 * time.Millisecond})
+	done = s.askAsync("quick")
+	s.waitCalls("cerebras", "gpt-oss-120b", 1)
+	s.clk.Advance(100 * time.Millisecond)
+	if r := <-done; r.route() != "cerebras/gpt-oss-120b" {
+		t.Fatalf("request 2 answered by %v", r)
+	}
+	s.clk.Advance(31 * time.Second) // groq's rest is over
+
+	// Restart: a new router on the same store.
+	s.r.Close()
+	r, err := New(Options{Plan: s.plan, Upstreams: upstreams(s.plan, &http.Client{Transport: s.seen}), Store: s.store, Budget: s.budget, Clock: s.clk, Recorder: s.recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	s.r = r
+	if r := s.ask("quick"); r.route() != "cerebras/gpt-oss-120b" {
+		t.Fatalf("after a restart, answered by %v, want the faster route", r)
+	}
+	if n := s.emu.Calls("groq", "llama-3.3-70b-versatile"); n != 2 {
+		t.Errorf("groq calls = %d, want 2 (after a restart the slower route is not tried first)", n)
 	}
 }

@@ -131,12 +131,16 @@ type Router struct {
 
 	wg sync.WaitGroup // drains of cancelled attempts
 
-	mu    sync.Mutex // guards stats
+	mu    sync.Mutex // guards stats, savedAt, refreshedAt
 	stats map[string]*routeStats
+	// savedAt and refreshedAt are when the latency notes were last written
+	// and read, in unix nanoseconds (see latencynote.go).
+	savedAt, refreshedAt int64
 }
 
 type routeStats struct {
 	ewmaMS float64 // decaying average latency of ok attempts
+	dirty  bool    // ewmaMS changed since its note was last written
 }
 
 // New returns a Router.
@@ -150,19 +154,27 @@ func New(o Options) (*Router, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Router{
+	r := &Router{
 		plan: o.Plan, ups: o.Upstreams, store: o.Store, budget: o.Budget,
 		clock: o.Clock, rec: o.Recorder, log: o.Logger, shaper: o.Shaper,
 		rests: rest.NewKeeper(rest.Options{Policy: rest.NewPolicy(o.Plan.Rest), Store: o.Store, DayEnd: quota.NextReset, Logger: o.Logger}),
 		stats: make(map[string]*routeStats),
-	}, nil
+	}
+	now := o.Clock.Now().UnixNano()
+	r.savedAt, r.refreshedAt = now, now
+	r.loadLatency()
+	return r, nil
 }
 
-// Close waits for attempts still being wound down. It is a shutdown call:
-// call it once no Chat or Stream can start or be running any more (after
-// the HTTP server has shut down), since a request may still begin a
+// Close waits for attempts still being wound down, then writes the
+// latencies measured since the last write to the store. It is a shutdown
+// call: call it once no Chat or Stream can start or be running any more
+// (after the HTTP server has shut down), since a request may still begin a
 // wind-down while it runs.
-func (r *Router) Close() { r.wg.Wait() }
+func (r *Router) Close() {
+	r.wg.Wait()
+	r.saveLatency()
+}
 
 // Plan returns the router's plan.
 func (r *Router) Plan() *config.Plan { return r.plan }
@@ -217,6 +229,9 @@ func (r *Router) ordered(ch *config.Chain) []*config.Route {
 		}
 	}
 	r.mu.Lock()
+	if due(&r.refreshedAt, r.clock.Now(), latencyRefreshEvery) {
+		r.wg.Go(r.loadLatency)
+	}
 	lat := make(map[*config.Route]float64, len(out))
 	for _, rt := range out {
 		if s := r.stats[rt.ID]; s != nil {
@@ -259,6 +274,10 @@ func (r *Router) noteLatency(id string, d time.Duration) {
 		r.stats[id] = s
 	}
 	s.addLatency(d)
+	s.dirty = true
+	if due(&r.savedAt, r.clock.Now(), latencySaveEvery) {
+		r.wg.Go(r.saveLatency)
+	}
 }
 
 func (s *routeStats) addLatency(d time.Duration) {

@@ -1,6 +1,7 @@
 // Package state declares the Store that holds everything the router must
 // remember between requests, and between restarts or instances: budget
-// counters, rests, and pauses set by hand. Two implementations pass one
+// counters, rests, pauses set by hand, and notes (limits and latencies
+// learned from answers). Two implementations pass one
 // conformance suite (state/storetest): state/memstore, in memory and
 // snapshotted under the data folder, and state/redisstore, shared by every
 // instance through Redis.
@@ -89,6 +90,15 @@ type Store interface {
 	ClearRest(ctx context.Context, key string, manual bool) error
 	// Rests returns every rest still active at now.
 	Rests(ctx context.Context, now time.Time) ([]Rest, error)
+
+	// SetNote keeps value under key for ttl (> 0), replacing any note of the
+	// same key. Notes are small facts the router learned (a limit read from
+	// rate-limit headers, a route's latency) that a restart, a config reload
+	// and every other instance should know. They are written and read off
+	// the request path: a note change is rare, or a periodic snapshot.
+	SetNote(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Notes returns every note still kept whose key starts with prefix.
+	Notes(ctx context.Context, prefix string) (map[string][]byte, error)
 }
 
 // ErrUnavailable is wrapped by a Store that cannot reach its backend; the

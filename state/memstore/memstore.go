@@ -12,6 +12,9 @@
 // retries it every FlushEvery until it works (issue 10), and Health says so
 // meanwhile.
 //
+// Notes (learned limits and latencies) go to notes.json within a
+// FlushEvery of a change, and at Close.
+//
 // Spend is on every request's path: it takes one mutex and, once a counter's
 // current slot exists, allocates nothing.
 package memstore
@@ -76,8 +79,9 @@ type Store struct {
 	// contents were taken, so an older copy never overwrites a newer one.
 	countsFileMu sync.Mutex
 	restsFileMu  sync.Mutex
+	notesFileMu  sync.Mutex
 
-	mu       sync.Mutex // guards counters, dirty, rests, restsDirty, countsErr, restsErr
+	mu       sync.Mutex // guards counters, dirty, rests, restsDirty, notes, notesDirty, the errors
 	counters map[string]*counter
 	dirty    bool // counters changed since the last snapshot
 	rests    map[string]state.Rest
@@ -87,7 +91,9 @@ type Store struct {
 	restsDirty bool
 	// countsErr and restsErr are the last write error of each file, nil
 	// once a write works; they feed Health and log each failure once.
-	countsErr, restsErr error
+	countsErr, restsErr, notesErr error
+	notes                         map[string]note
+	notesDirty                    bool // notes changed since the last write
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -108,6 +114,7 @@ func Open(o Options) (*Store, error) {
 		files:    o.Files,
 		counters: make(map[string]*counter),
 		rests:    make(map[string]state.Rest),
+		notes:    make(map[string]note),
 		stop:     make(chan struct{}),
 	}
 	if s.clock == nil {
@@ -139,7 +146,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		s.wg.Wait()
-		if ferr := errors.Join(s.flushCounts(), s.flushRests()); ferr != nil {
+		if ferr := errors.Join(s.flushCounts(), s.flushRests(), s.flushNotes()); ferr != nil {
 			err = fmt.Errorf("memstore: close: %w", ferr)
 		}
 	})
@@ -158,6 +165,7 @@ func (s *Store) flushLoop() {
 		s.prune()
 		_ = s.flushCounts() // noted by persisted
 		_ = s.flushRests()
+		_ = s.flushNotes()
 	}
 }
 
@@ -166,7 +174,7 @@ func (s *Store) flushLoop() {
 func (s *Store) Health() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return errors.Join(s.countsErr, s.restsErr)
+	return errors.Join(s.countsErr, s.restsErr, s.notesErr)
 }
 
 // persisted records the outcome of writing file, logging only when writing
@@ -174,8 +182,11 @@ func (s *Store) Health() error {
 func (s *Store) persisted(file string, err error) {
 	s.mu.Lock()
 	last := &s.countsErr
-	if file == restsFile {
+	switch file {
+	case restsFile:
 		last = &s.restsErr
+	case notesFile:
+		last = &s.notesErr
 	}
 	was := *last
 	*last = err
@@ -410,6 +421,7 @@ func (s *Store) prune() {
 			delete(s.counters, key)
 		}
 	}
+	s.pruneNotesLocked(now)
 	// An ended rest stays in rests.json until the next rest write; load
 	// skips it.
 	for key, r := range s.rests {

@@ -158,7 +158,7 @@ func ReplaceFile(dir, name string, data []byte) (err error) {
 	return nil
 }
 
-// load reads both files under s.dir, creating the folder if needed. Expired
+// load reads the files under s.dir, creating the folder if needed. Expired
 // slots and ended rests are left out.
 func (s *Store) load() error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
@@ -192,7 +192,7 @@ func (s *Store) load() error {
 			s.rests[r.Key] = r
 		}
 	}
-	return nil
+	return s.loadNotes(now)
 }
 
 // unixNanos is t in Unix nanoseconds, with a time past 2262 (a file written

@@ -265,6 +265,10 @@ func (brokenStore) Sums(context.Context, []state.Spend) ([]int64, error)   { ret
 func (brokenStore) SetRest(context.Context, state.Rest) error              { return errBroken }
 func (brokenStore) ClearRest(context.Context, string, bool) error          { return errBroken }
 func (brokenStore) Rests(context.Context, time.Time) ([]state.Rest, error) { return nil, errBroken }
+func (brokenStore) SetNote(context.Context, string, []byte, time.Duration) error {
+	return errBroken
+}
+func (brokenStore) Notes(context.Context, string) (map[string][]byte, error) { return nil, errBroken }
 
 func TestUnavailableOnlyWhenLocalFails(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 		{"ManualRestWins", testManualRestWins},
 		{"ClearRest", testClearRest},
 		{"PauseUntilLifted", testPauseUntilLifted},
+		{"Notes", testNotes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -452,4 +453,43 @@ func testPauseUntilLifted(t *testing.T, s state.Store) {
 	}
 	clearRest(t, s, pause.Key, true)
 	wantRests(t, s, now)
+}
+
+func testNotes(t *testing.T, s state.Store) {
+	ctx := ctxFor(t)
+	set := func(key, value string) {
+		t.Helper()
+		if err := s.SetNote(ctx, key, []byte(value), time.Hour); err != nil {
+			t.Fatalf("SetNote(%q): %v", key, err)
+		}
+	}
+	want := func(prefix string, w map[string]string) {
+		t.Helper()
+		got, err := s.Notes(ctx, prefix)
+		if err != nil {
+			t.Fatalf("Notes(%q): %v", prefix, err)
+		}
+		gs := make(map[string]string, len(got))
+		for k, v := range got {
+			gs[k] = string(v)
+		}
+		if fmt.Sprint(gs) != fmt.Sprint(w) {
+			t.Errorf("Notes(%q) = %v, want %v", prefix, gs, w)
+		}
+	}
+	want("limit:", map[string]string{})
+	set("limit:groq/a|rpd", "1000")
+	set("limit:groq/a|rpd", "500") // replaces
+	set("limit:g*[?]|tpm", "6000") // pattern characters are plain text
+	set("latency:groq/a", "120")
+	want("limit:", map[string]string{"limit:groq/a|rpd": "500", "limit:g*[?]|tpm": "6000"})
+	want("limit:g*", map[string]string{"limit:g*[?]|tpm": "6000"})
+	want("latency:", map[string]string{"latency:groq/a": "120"})
+	want("", map[string]string{"limit:groq/a|rpd": "500", "limit:g*[?]|tpm": "6000", "latency:groq/a": "120"})
+	if err := s.SetNote(ctx, "x", []byte("1"), 0); err == nil {
+		t.Error("SetNote with ttl 0: no error")
+	}
+	if err := s.SetNote(ctx, "", []byte("1"), time.Hour); err == nil {
+		t.Error("SetNote with an empty key: no error")
+	}
 }
