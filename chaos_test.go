@@ -35,11 +35,12 @@ const (
 	// chaosSlack is how long, on the wall clock, the gateway's handler may
 	// take past its chain's deadline to return: the time from the
 	// deadline's timer to the last write, on a 2-core machine running
-	// -race (a machine shared with other heavy jobs has shown 270 ms; lower
-	// -chaos.speed there). On the scaled clock it is chaos.speed times
-	// longer (3 s at the default speed); the bugs it is there to catch
-	// overshoot by more.
-	chaosSlack = 300 * time.Millisecond
+	// -race while `go test ./...` runs other packages beside it (the CI
+	// run, with the browser, binary and compose tests in parallel, has
+	// shown 430 ms). On the scaled clock it is chaos.speed times longer
+	// (6 s at the default speed); the bugs it is there to catch overshoot
+	// by more (issue 10: a stream held 11 s past a 6 s deadline).
+	chaosSlack = 600 * time.Millisecond
 	// chaosHeap bounds HeapInuse after a GC at any point of the run, the
 	// test's own record of every attempt included (about 20 MiB at the peak
 	// of a 10,000-request run).
