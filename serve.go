@@ -87,20 +87,31 @@ func userOf(req *Request) string {
 	return req.User
 }
 
+// opening is what Serve and ServeStream do first: check the call and name
+// it, and, on an assistant chain, turn it into the assistant's request
+// (ask.go). A rule's answer, or the refusal of a question that cannot be
+// asked, ends the call there: ruled or err.
+func (g *Gateway) opening(ch *config.Chain, c *Call) (id string, sa *siteAssistant, ruled *Answer, err error) {
+	if id, err = g.begin(ch, c); err != nil {
+		return "", nil, nil, err
+	}
+	if sa = g.assistants[ch.Name]; sa == nil {
+		return id, nil, nil, nil
+	}
+	text, isRule, err := g.prepare(sa, c)
+	if err != nil || isRule {
+		ruled, err = g.ruleAnswer(ch, text, id, err)
+	}
+	return id, sa, ruled, err
+}
+
 // Serve answers a call on the chain ch (Chain, or the plan's) through the
 // whole flow, as Chat does, with who asks and how given in full. The HTTP
 // API calls it for every non-streamed request.
 func (g *Gateway) Serve(ctx context.Context, ch *config.Chain, c Call) (*Answer, error) {
-	id, err := g.begin(ch, &c)
-	if err != nil {
-		return nil, err
-	}
-	sa := g.assistants[ch.Name]
-	if sa != nil {
-		text, ruled, err := g.prepare(sa, &c)
-		if err != nil || ruled {
-			return g.ruleAnswer(ch, text, id, err)
-		}
+	id, sa, ruled, err := g.opening(ch, &c)
+	if err != nil || ruled != nil {
+		return ruled, err
 	}
 	a, err := g.serve(ctx, ch, &c, id)
 	if err == nil && sa != nil {
@@ -152,20 +163,12 @@ func (g *Gateway) answer(ctx context.Context, ch *config.Chain, c *Call, id stri
 // caller's turn (its requests in flight, the gateway's cap) ends when the
 // stream does, or when it is closed: close it.
 func (g *Gateway) ServeStream(ctx context.Context, ch *config.Chain, c Call) (*AnswerStream, error) {
-	id, err := g.begin(ch, &c)
+	id, sa, ruled, err := g.opening(ch, &c)
 	if err != nil {
 		return nil, err
 	}
-	sa := g.assistants[ch.Name]
-	if sa != nil {
-		text, ruled, err := g.prepare(sa, &c)
-		if err != nil || ruled {
-			a, err := g.ruleAnswer(ch, text, id, err)
-			if err != nil {
-				return nil, err
-			}
-			return fallbackStream(a.ServedBy, a.Content, id, false), nil
-		}
+	if ruled != nil {
+		return fallbackStream(ruled.ServedBy, ruled.Content, id, false), nil
 	}
 	s, err := g.serveStream(ctx, ch, &c, id)
 	if err == nil && sa != nil {
