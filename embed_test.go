@@ -2,8 +2,6 @@ package tollfree_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,44 +14,11 @@ import (
 // already holds every dependency (GOPROXY=off).
 func TestEmbedExample(t *testing.T) {
 	checkLeaks(t)
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build the example: %v", err)
-	}
 	root, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, dir := filepath.Join(root, "examples", "embed"), t.TempDir()
-	files, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if f.IsDir() || !(strings.HasSuffix(f.Name(), ".go") || f.Name() == "go.mod" || f.Name() == "go.sum") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
-	goCmd := func(args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(t.Context(), goBin, args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	goCmd("mod", "edit", "-replace", "github.com/tollfree/tollfree="+root)
-	out := goCmd("run", ".")
+	out := goIn(t, copyExampleModule(t, root, "embed"), nil, "run", ".")
 	const fallback = "The assistant is resting; please try again in a minute."
 	for _, want := range []string{
 		"chat: served by fallback message (request req_",
