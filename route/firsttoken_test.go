@@ -156,13 +156,34 @@ func TestFirstTokenReasoningDeltaCounts(t *testing.T) {
 	if o.err != nil {
 		t.Fatalf("stream: %v", o.err)
 	}
-	done := make(chan streamed, 1)
-	go func() { done <- drain(o.id, o.rs) }()
-	for at := 2 * tick; at <= 6*tick; at += tick {
+	// The test reads the stream itself, one chunk per tick once the clock
+	// shows it: a reader on another goroutine can fall behind the clock,
+	// and a stream left unread for 30 s of clock time looks silent (the
+	// idle timeout), which is not what this test is about.
+	got := streamed{id: o.id, route: o.rs.Route.ID}
+	read := func() {
+		t.Helper()
+		for {
+			c, err := o.rs.Next()
+			if err != nil {
+				t.Fatalf("stream broke after %q (reasoning %q): %v", got.text(), got.reasoning(), err)
+			}
+			if c.Content != "" || c.Reasoning != "" {
+				got.chunks = append(got.chunks, c)
+				return
+			}
+		}
+	}
+	read() // the first reasoning delta, held since the stream opened
+	for at := 2 * tick; at <= 5*tick; at += tick {
 		s.timerDue(at)
 		s.clk.Set(t0.Add(at))
+		read()
 	}
-	got := <-done
+	s.timerDue(6 * tick)
+	s.clk.Set(t0.Add(6 * tick))
+	rest := drain(o.id, o.rs)
+	got.chunks, got.err = append(got.chunks, rest.chunks...), rest.err
 	if got.err != nil || got.route != "groq/llama-3.3-70b-versatile" || got.text() != answer || got.reasoning() != "Thinking it over" {
 		t.Fatalf("stream from %q: %q (reasoning %q), %v; want the thinking route's answer", got.route, got.text(), got.reasoning(), got.err)
 	}
