@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
 # Measure tollfree's own cost: wrk with bench/chat.lua against the fixed
-# upstream (bench/upstream) called directly, then through `tollfree serve`
-# in front of it, in the same run, on loopback. Needs Go and wrk only.
+# upstream (bench/upstream) called directly, a bare httputil.ReverseProxy in
+# front of it (bench/proxy: the floor of any Go HTTP hop), and `tollfree
+# serve` in front of it on the paths deployments take, all in one run, on
+# loopback. Needs Go and wrk; Redis for the Redis rows (skipped without).
 #
-# usage: bench/run.sh            (from anywhere; takes about 9 minutes)
+# usage: bench/run.sh            (from anywhere; takes about 10 minutes)
+#
+# Targets, non-streamed (each at 1, 16 and 64 connections):
+#   direct           the upstream itself
+#   proxy            bench/proxy in front of it
+#   gateway          bench/gateway.yaml: no limits, local state
+#   gateway-limits   bench/gateway-limits.yaml: every route and caller limit
+#                    on (far above what a run spends), local state
+#   gateway-redis    the same limits, counts in Redis (BENCH_REDIS)
+#   gateway-calllog  bench/gateway.yaml with the call log on (LOGMODES)
+# and streamed: direct, proxy, gateway, gateway-redis.
 #
 # environment (all optional):
 #   OUTDIR     where results go                   (default <repo>/bench/results)
-#   LOGMODES   call_log settings to measure       (default "off on")
+#   LOGMODES   "off on" adds gateway-calllog      (default "off on")
 #   STREAMING  1 = also measure streamed answers  (default 1)
+#   REDIS_URL  Redis for gateway-redis            (default redis://127.0.0.1:6379/15;
+#              when nothing answers there and redis-server is installed, one
+#              is started on port 18092 for the run)
 #   PROFILE    1 = also take a CPU and an allocation profile of the gateway
 #              at 64 connections, call_log off (default 1)
 #   LOAD       0 = skip the load runs, only profile  (default 1)
@@ -18,7 +33,8 @@
 #
 # Writes $OUTDIR/bench-<stamp>.tsv (a row per target and level, plus the
 # gateway's RSS right after start), bench-<stamp>.md (the tables with
-# ratios and deltas against direct), and with PROFILE=1 cpu-<stamp>.pprof,
+# ratios and deltas against direct and against the proxy, and the ratios
+# issue 18 sets targets for), and with PROFILE=1 cpu-<stamp>.pprof,
 # allocs0-<stamp>.pprof and allocs-<stamp>.pprof (allocations before and
 # after a counted load: `go tool pprof -base allocs0 allocs` is that load's)
 # and profile-<stamp>.txt, their top lists; cpu-stream-<stamp>.pprof for
@@ -35,7 +51,9 @@ LOGMODES=${LOGMODES:-off on}
 STREAMING=${STREAMING:-1}
 PROFILE=${PROFILE:-1}
 LOAD=${LOAD:-1}
+REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/15}
 MOCK_ADDR=127.0.0.1:18080
+PROXY_ADDR=127.0.0.1:18085
 GW_ADDR=127.0.0.1:18090
 PPROF_ADDR=127.0.0.1:18091
 URL_PATH=/v1/chat/completions
@@ -53,7 +71,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$ROOT" && go build -o "$WORK/upstream" ./bench/upstream && go build -o "$WORK/tollfree" ./cmd/tollfree)
+(cd "$ROOT" && go build -o "$WORK/upstream" ./bench/upstream && go build -o "$WORK/proxy" ./bench/proxy && go build -o "$WORK/tollfree" ./cmd/tollfree)
 
 wait_up() { # wait_up URL: until it answers at all, 10 s at most
   for _ in $(seq 100); do
@@ -69,19 +87,19 @@ MOCK_PID=$!; PIDS_STARTED+=("$MOCK_PID")
 wait_up "http://$MOCK_ADDR/health"
 
 GW_PID=
-start_gateway() { # start_gateway CALL_LOG [extra serve flags]
-  local log=$1; shift
+start_gateway() { # start_gateway NAME CONFIG CALL_LOG REDIS [extra serve flags]
+  local name=$1 config=$2 log=$3 redis=$4; shift 4
   local path=off # call_log takes "off" or a file
   [ "$log" = on ] && path=$WORK/data/calls.jsonl
   rm -rf "$WORK/data"
-  BENCH_LISTEN=$GW_ADDR BENCH_DATA_DIR=$WORK/data BENCH_CALL_LOG=$path \
+  BENCH_LISTEN=$GW_ADDR BENCH_DATA_DIR=$WORK/data BENCH_CALL_LOG=$path BENCH_REDIS=$redis \
     BENCH_UPSTREAM=http://$MOCK_ADDR/v1 \
-    "$WORK/tollfree" serve -config "$HERE/gateway.yaml" "$@" >"$WORK/gateway.log" 2>&1 &
+    "$WORK/tollfree" serve -config "$HERE/$config" "$@" >"$WORK/gateway.log" 2>&1 &
   GW_PID=$!; PIDS_STARTED+=("$GW_PID")
   wait_up "http://$GW_ADDR/healthz"
   sleep 1
-  echo "# gateway call_log=$log pid $GW_PID idle RSS right after start: $(rss_kb "$GW_PID") KiB"
-  printf 'gateway-start\t-\t-\t-\t-\t-\t-\t-\t%s\t-\tcall_log=%s\n' "$(rss_kb "$GW_PID")" "$log" >>"$TSV.start"
+  echo "# $name pid $GW_PID idle RSS right after start: $(rss_kb "$GW_PID") KiB"
+  printf 'gateway-start\t-\t-\t-\t-\t-\t-\t-\t%s\t-\t%s\n' "$(rss_kb "$GW_PID")" "$name" >>"$TSV.start"
 }
 stop_gateway() { kill "$GW_PID"; wait "$GW_PID" 2>/dev/null || true; }
 
@@ -115,18 +133,49 @@ load() {
 }
 
 echo "# machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go version | cut -d' ' -f3), wrk $(wrk -v 2>&1 | head -1 | cut -d' ' -f2)"
+# Redis for gateway-redis: REDIS_URL if it answers, else one of our own.
+REDIS=
+if [ "$LOAD" = 1 ]; then
+  hostport=$(sed -E 's#^redis://([^/]*).*#\1#' <<<"$REDIS_URL")
+  if command -v redis-cli >/dev/null && redis-cli -h "${hostport%:*}" -p "${hostport##*:}" ping >/dev/null 2>&1; then
+    REDIS=$REDIS_URL
+  elif command -v redis-server >/dev/null; then
+    redis-server --port 18092 --bind 127.0.0.1 --save "" --appendonly no >"$WORK/redis.log" 2>&1 &
+    PIDS_STARTED+=("$!"); sleep 0.5
+    REDIS=redis://127.0.0.1:18092/0
+  else
+    echo "# no Redis at $REDIS_URL and no redis-server: gateway-redis not measured" >&2
+  fi
+  [ -n "$REDIS" ] && echo "# gateway-redis keeps its counts in $REDIS"
+fi
+
+"$WORK/proxy" -addr "$PROXY_ADDR" -upstream "http://$MOCK_ADDR" >"$WORK/proxy.log" 2>&1 &
+PROXY_PID=$!; PIDS_STARTED+=("$PROXY_PID")
+wait_up "http://$PROXY_ADDR/health"
+
+# gateway NAME CONFIG CALL_LOG REDIS STREAM: start, load, stop.
+gateway() {
+  local warm=$6
+  start_gateway "$1" "$2" "$3" "$4"
+  WARMUP=$warm load "$1" "http://$GW_ADDR$URL_PATH" "$GW_PID" "$5" "1 16 64"
+  stop_gateway
+}
+
+echo "# machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go version | cut -d' ' -f3), wrk $(wrk -v 2>&1 | head -1 | cut -d' ' -f2)"
 for stream in $([ "$LOAD" = 1 ] && echo 0) $([ "$LOAD$STREAMING" = 11 ] && echo 1); do
   warm=${WARMUP:-3s}; [ "$stream" = 1 ] && warm=0
   WARMUP=$warm load direct "http://$MOCK_ADDR$URL_PATH" "$MOCK_PID" "$stream" "1 16 64"
-  for log in $LOGMODES; do
-    start_gateway "$log"
-    WARMUP=$warm load "gateway-log-$log" "http://$GW_ADDR$URL_PATH" "$GW_PID" "$stream" "1 16 64"
-    stop_gateway
-  done
+  WARMUP=$warm load proxy "http://$PROXY_ADDR$URL_PATH" "$PROXY_PID" "$stream" "1 16 64"
+  gateway gateway gateway.yaml off "" "$stream" "$warm"
+  [ "$stream" = 0 ] && gateway gateway-limits gateway-limits.yaml off "" "$stream" "$warm"
+  [ -n "$REDIS" ] && gateway gateway-redis gateway-limits.yaml off "$REDIS" "$stream" "$warm"
+  if [ "$stream" = 0 ] && [[ " $LOGMODES " == *" on "* ]]; then
+    gateway gateway-calllog gateway.yaml on "" "$stream" "$warm"
+  fi
 done
 
 if [ "$PROFILE" = 1 ]; then
-  start_gateway off -pprof "$PPROF_ADDR"
+  start_gateway gateway-profiled gateway.yaml off "" -pprof "$PPROF_ADDR"
   lua=$LUA
   # CPU: 10 s of profile inside 14 s of load at 64 connections.
   MODEL=gpt-4o-mini STREAM=0 wrk -t1 -c64 -d14s -s "$lua" "http://$GW_ADDR$URL_PATH" >"$WORK/wrk-cpu.out" &
