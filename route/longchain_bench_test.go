@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,11 +11,13 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/state/memstore"
+	"github.com/tollfree/tollfree/state/redisstore"
 )
 
 // Long chains (issue 18, item 5): a chain of 50 routes of which the first
@@ -22,15 +25,23 @@ import (
 // day costs nothing for the routes it skips.
 //
 // What is measured: one Router.Chat on a real Router (rests and budgets in
-// a memstore, a quota.Book, the real clock) whose upstream answers in
+// a state store, a quota.Book, the real clock) whose upstream answers in
 // process at once (instantUpstream: no HTTP, no JSON), so that ns/op is
 // the walk itself. "skip-none" is the same request on a chain of the 50th
 // route alone: the difference between a case and it is what the 49 skips
 // cost. The 50th route has a budget too (a large rpd), so every case
-// reserves and settles it as a limited route does.
+// reserves and settles it as a limited route does. "mem" keeps the state
+// in a memstore; "redis" in Redis (REDIS_URL or 127.0.0.1:6379), where
+// every store call is a round trip on loopback.
 //
 //	go test -run '^$' -bench LongChain -benchmem ./route/
 func BenchmarkLongChain(b *testing.B) {
+	for _, st := range []string{"mem", "redis"} {
+		b.Run(st, func(b *testing.B) { benchLongChain(b, st) })
+	}
+}
+
+func benchLongChain(b *testing.B, st string) {
 	for _, c := range []struct {
 		name  string
 		chain string
@@ -42,7 +53,7 @@ func BenchmarkLongChain(b *testing.B) {
 		{"skip-49-mixed", "long", func(i int) string { return [2]string{"rest", "spent"}[i%2] }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			lc := newLongChain(b)
+			lc := newLongChain(b, st)
 			if c.held != nil {
 				for i := range longChainSkipped {
 					lc.hold(b, i, c.held(i))
@@ -65,6 +76,8 @@ func BenchmarkLongChain(b *testing.B) {
 					b.Fatalf("walk: %v; want an answer of %s", err, last.ID)
 				}
 			}
+			b.StopTimer()
+			lc.checkConnected(b)
 		})
 	}
 }
@@ -80,12 +93,13 @@ func longChainRoute(i int) string { return fmt.Sprintf("p/m%02d", i) }
 type longChain struct {
 	plan   *config.Plan
 	store  state.Store
+	redis  *redisstore.Store // the store, when in Redis
 	budget *quota.Book
 	r      *Router
 	clk    clock.Clock
 }
 
-func newLongChain(tb testing.TB) *longChain {
+func newLongChain(tb testing.TB, st string) *longChain {
 	tb.Helper()
 	var y strings.Builder
 	y.WriteString("providers:\n  p:\n    base_url: http://127.0.0.1:9/v1\n    dialect: openai\n    api_key: ${BENCH_API_KEY}\n    models:\n")
@@ -111,7 +125,19 @@ func newLongChain(tb testing.TB) *longChain {
 		tb.Fatalf("config: %v", err)
 	}
 	clk := clock.Real{}
-	store, err := memstore.Open(memstore.Options{Clock: clk})
+	var store state.Store
+	var rs *redisstore.Store
+	switch st {
+	case "redis":
+		url := testenv.RedisURL(tb)
+		rs, err = redisstore.Open(context.Background(), redisstore.Options{
+			URL: url, Namespace: testenv.Namespace(tb, url), OpTimeout: 2 * time.Second,
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		store = rs
+	default:
+		store, err = memstore.Open(memstore.Options{Clock: clk})
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -123,9 +149,22 @@ func newLongChain(tb testing.TB) *longChain {
 	tb.Cleanup(func() {
 		r.Close()
 		budget.Close()
-		store.Close()
+		if c, ok := store.(interface{ Close() error }); ok {
+			c.Close()
+		}
 	})
-	return &longChain{plan: plan, store: store, budget: budget, r: r, clk: clk}
+	return &longChain{plan: plan, store: store, redis: rs, budget: budget, r: r, clk: clk}
+}
+
+// checkConnected fails a Redis benchmark whose store fell back to local
+// state: its figure would not be Redis's.
+func (lc *longChain) checkConnected(tb testing.TB) {
+	if lc.redis == nil {
+		return
+	}
+	if h := lc.redis.Health(); !h.Connected {
+		tb.Fatalf("the store fell back to local state (%s): the figure is not Redis's", h.LastError)
+	}
 }
 
 // hold holds route i back: "rest" rests it for the day (as a 429 saying
