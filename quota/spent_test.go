@@ -134,6 +134,26 @@ func TestSpentNotNotedAcrossLowering(t *testing.T) {
 	mustReserve(t, b, r, 200, 0)
 }
 
+// TestSpentForgottenWhenObserveTakesBack: a day spent by a raise Observe
+// made (the provider counted calls this Book did not) has room again when
+// a later answer's headers count fewer and the raise is taken back; the
+// Book must not keep refusing it from memory.
+func TestSpentForgottenWhenObserveTakesBack(t *testing.T) {
+	ctx := context.Background()
+	b, _, _ := newTestBook(t0)
+	groq := testProvider("groq", config.Limits{}, utcMidnight)
+	r := testRoute("groq/m1", groq, config.Limits{RPD: 10})
+	if err := b.Observe(ctx, r, groqRequests(10, 0)); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, b, r, 10, 0)
+	refused(t, b, r, 10, 0)
+	if err := b.Observe(ctx, r, groqRequests(10, 5)); err != nil {
+		t.Fatal(err)
+	}
+	mustReserve(t, b, r, 10, 0)
+}
+
 func TestKindOfKey(t *testing.T) {
 	for k := kind(0); k < nKinds; k++ {
 		if got, ok := kindOfKey(counterKey("provider:groq", k)); !ok || got != k {
