@@ -25,17 +25,17 @@ import (
 // authority whenever there is no mark. So that a mark never makes a route
 // with room look spent for long:
 //
-//   - it ends at T, or spentFor after it was made, whichever comes first:
+//   - it ends at T, or markLife after it was made, whichever comes first:
 //     another instance sharing the Store may lower a count (its Settle, its
 //     Observe) without this Book knowing, so a spent route is asked about
-//     again at least every spentFor;
+//     again at least every markLife;
 //   - a higher limit (a limit learned from headers, another chain's
 //     smaller margin) or a smaller spend (fewer tokens) is not refused by it;
 //   - a Settle or an Observe of this Book that lowers a count forgets every
 //     mark on that count (forgetSpent), and a mark the Store refused before
 //     such a lowering is not made (the generations below);
 //   - a config reload builds a new Book, with no marks.
-const spentFor = time.Second
+const markLife = time.Second
 
 // spentMark is one route's refused window.
 type spentMark struct {
@@ -47,7 +47,7 @@ type spentMark struct {
 	limit    int64     // the limit, margin applied, it was refused under
 	amount   int64     // the spend refused: one at least as large is refused too
 	until    time.Time // when the window may take amount again
-	expires  time.Time // until, or spentFor after the refusal if sooner
+	expires  time.Time // until, or markLife after the refusal if sooner
 }
 
 // spentMemo holds the marks. Readers (every Reserve) load the map without
@@ -156,7 +156,7 @@ func (b *Book) noteSpent(r *config.Route, s scope, k kind, sp state.Spend, e *Sp
 		return
 	}
 	m := spentMark{key: sp.Key, scope: s.key, k: k, name: e.Limit,
-		limit: sp.Limit, amount: sp.Amount, until: e.Until, expires: now.Add(spentFor)}
+		limit: sp.Limit, amount: sp.Amount, until: e.Until, expires: now.Add(markLife)}
 	if s.provider {
 		if r.Provider == nil {
 			return

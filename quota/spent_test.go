@@ -16,7 +16,7 @@ func (f *fakeStore) spendCalls() int {
 
 // TestSpentRouteSkipsStore: once the Store refused a route's spent day, the
 // next requests are refused from memory, with the same window and time,
-// until spentFor has passed; then the Store is asked again, and at the
+// until markLife has passed; then the Store is asked again, and at the
 // day's reset the route takes requests again (issue 18, item 5).
 func TestSpentRouteSkipsStore(t *testing.T) {
 	b, st, clk := newTestBook(t0)
@@ -37,10 +37,10 @@ func TestSpentRouteSkipsStore(t *testing.T) {
 	if l, until, ok := b.Spent(r, 10, 0, clk.Now()); !ok || l != "rpd" || !until.Equal(first.Until) {
 		t.Fatalf("Spent = %q, %v, %v; want rpd until %v", l, until, ok, first.Until)
 	}
-	clk.Advance(spentFor)
+	clk.Advance(markLife)
 	refused(t, b, r, 10, 0)
 	if got := st.spendCalls(); got != asked+1 {
-		t.Fatalf("%v after the refusal: the store was asked %d times, want once", spentFor, got-asked)
+		t.Fatalf("%v after the refusal: the store was asked %d times, want once", markLife, got-asked)
 	}
 	clk.Set(first.Until)
 	mustReserve(t, b, r, 10, 0)
