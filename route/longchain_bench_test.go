@@ -30,9 +30,13 @@ import (
 // the walk itself. "skip-none" is the same request on a chain of the 50th
 // route alone: the difference between a case and it is what the 49 skips
 // cost. The 50th route has a budget too (a large rpd), so every case
-// reserves and settles it as a limited route does. "mem" keeps the state
-// in a memstore; "redis" in Redis (REDIS_URL or 127.0.0.1:6379), where
-// every store call is a round trip on loopback.
+// reserves and settles it as a limited route does. The resting cases also
+// read their 49 rests from the store once a request (skip-none reads
+// none); the spent cases skip from what the quota.Book remembers of the
+// store's refusals (quota/spent.go), asking the store again at most once
+// a second per route. "mem" keeps the state in a memstore; "redis" in
+// Redis (REDIS_URL or 127.0.0.1:6379), where every store call is a round
+// trip on loopback.
 //
 //	go test -run '^$' -bench LongChain -benchmem ./route/
 func BenchmarkLongChain(b *testing.B) {
