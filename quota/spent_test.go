@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/tollfree/tollfree/config"
@@ -152,6 +153,38 @@ func TestSpentForgottenWhenObserveTakesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustReserve(t, b, r, 10, 0)
+}
+
+// TestSpentConcurrent: requests racing on a route whose day fills, while
+// Settles lower its tokens, take exactly its requests: marks made and
+// forgotten meanwhile never let one more through, nor refuse one too many.
+func TestSpentConcurrent(t *testing.T) {
+	ctx := context.Background()
+	b, _, _ := newTestBook(t0)
+	r := testRoute("groq/m1", testProvider("groq", config.Limits{}, utcMidnight), config.Limits{RPD: 40, TPD: 1 << 30})
+	var mu sync.Mutex
+	took := 0
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				res, err := b.Reserve(ctx, r, 100, 0)
+				if err != nil {
+					continue
+				}
+				if err := b.Settle(ctx, res, 50, true); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				took++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if took != 40 {
+		t.Fatalf("%d requests took an rpd-40 route, want 40", took)
+	}
 }
 
 func TestKindOfKey(t *testing.T) {
