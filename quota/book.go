@@ -36,6 +36,7 @@ type Book struct {
 	learned map[learnKey]learnedLimit
 
 	ledger ledger
+	spent  spentMemo // the windows the Store refused lately (spent.go)
 
 	refreshed atomic.Int64   // unix nanoseconds of the last read of the notes
 	wg        sync.WaitGroup // reads and writes of the notes
@@ -146,6 +147,10 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		// learned: there is nothing to check, and counting would only cost.
 		return nil, nil
 	}
+	spent, gens := b.spentFor(r, tokens, margin, now) // spent.go
+	if spent != nil {
+		return nil, spent
+	}
 	sc := scopes(r)
 	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
 	type meta struct {
@@ -188,6 +193,7 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 			// The refusal stands; only its time is a guess.
 			e.Until = m.w.firstExpiry()
 		}
+		b.noteSpent(r, m.s, m.k, spends[failed], e, gens, now) // spent.go
 		return nil, e
 	}
 	for i, m := range metas {
@@ -278,6 +284,9 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 	}
 	if err := b.store.Add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: settle %s: %w", res.Route, err)
+	}
+	if delta < 0 {
+		b.forgetSpent(adds) // spent.go
 	}
 	return nil
 }

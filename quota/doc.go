@@ -6,7 +6,9 @@
 // Refund when the gateway could not take the request after all). It
 // keeps no counts of its own: every
 // count lives in a state.Store, so a restart or a second instance sees the
-// same budgets, and every check-and-spend is one atomic Store.Spend. The
+// same budgets, and every check-and-spend is one atomic Store.Spend (a
+// window the Store just refused is refused again from memory, see Spent
+// windows). The
 // limits learned from headers are kept in the Store's notes too, written
 // and read off the request path (learned.go).
 //
@@ -86,6 +88,17 @@
 // raises Observe made itself, never below what was reserved (issue 10: an
 // rpd-10 route with Groq's headers took 11 calls when a header erased the
 // reservations in flight). See Observe for the rule and its bounds.
+//
+// # Spent windows
+//
+// A window the Store refused is remembered by the Book until it may have
+// room again (the slot whose expiry makes room, the day's or month's
+// reset), a second at most: until then Reserve refuses the same route a
+// spend as large without asking the Store, and Book.Spent tells a router
+// so without a Reserve (issue 18: a long chain's spent routes cost a
+// Redis round trip each, on every request). A Settle or Observe of this
+// Book that lowers a count forgets what it knew of that count; the second
+// bounds what another instance's lowering can be missed. See spent.go.
 //
 // # Store failures
 //

@@ -162,6 +162,9 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
 	}
 	b.ledger.raise(raises, now)
+	if len(backs) > 0 {
+		b.forgetSpent(backs) // spent.go
+	}
 	return nil
 }
 

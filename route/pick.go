@@ -3,8 +3,10 @@ package route
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 )
@@ -45,10 +47,22 @@ const (
 // A budget whose store fails does not stop the call: the route is picked
 // without a reservation. When rt is not picked, skip says why.
 func (w *walk) pick(rt *config.Route, req *llm.Request, est int, hedge bool) (t ticket, skip Skip, why pickResult) {
+	t, skip, why = w.pickRoute(rt, req, est, hedge)
+	if why != picked && cap(w.skips) == 0 {
+		// The skip is about to be tallied: a long chain skips many routes a
+		// request, and a tally made for the whole chain at once is not
+		// grown again and again.
+		w.skips = make([]Skip, 0, len(w.order))
+	}
+	return t, skip, why
+}
+
+func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool) (ticket, Skip, pickResult) {
 	if skip, ok := w.canType(rt); !ok {
 		return ticket{}, skip, notEligible
 	}
-	if skip, ok := w.eligible(rt); !ok {
+	now := w.r.clock.Now()
+	if skip, ok := w.eligible(rt, now); !ok {
 		return ticket{}, skip, notEligible
 	}
 	if hedge && !w.hedgeable(rt) {
@@ -58,20 +72,27 @@ func (w *walk) pick(rt *config.Route, req *llm.Request, est int, hedge bool) (t 
 	if !fits {
 		return ticket{}, Skip{Route: rt.ID, Reason: fmt.Sprintf("too large: about %d tokens for a context of %d", est, rt.MaxContext)}, notFitting
 	}
-	t = ticket{route: rt, req: fitted, cut: cut}
+	t := ticket{route: rt, req: fitted, cut: cut}
 	if w.r.budget == nil {
 		return t, Skip{}, picked
 	}
 	if fitted != req {
 		est = quota.Estimate(fitted)
 	}
-	res, err := w.r.budget.Reserve(w.parent, rt, quota.AddTokens(est, quota.ExpectedOutput(fitted.MaxTokens, rt)), w.ch.Margin)
+	tokens := quota.AddTokens(est, quota.ExpectedOutput(fitted.MaxTokens, rt))
+	if w.spent != nil {
+		// A window the budget knows is spent: no Reserve, no Store call.
+		if limit, until, ok := w.spent.Spent(rt, tokens, w.ch.Margin, now); ok {
+			return ticket{}, Skip{Route: rt.ID, Reason: spentReason(limit), Until: until}, noBudget
+		}
+	}
+	res, err := w.r.budget.Reserve(w.parent, rt, tokens, w.ch.Margin)
 	var ex *quota.SpentError
 	switch {
 	case errors.As(err, &ex) && ex.TooLarge:
 		return ticket{}, Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, notFitting
 	case errors.As(err, &ex):
-		return ticket{}, Skip{Route: rt.ID, Reason: "budget: " + ex.Limit + " spent", Until: ex.Until}, noBudget
+		return ticket{}, Skip{Route: rt.ID, Reason: spentReason(ex.Limit), Until: ex.Until}, noBudget
 	case err != nil:
 		w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
 	}
@@ -83,7 +104,7 @@ func (w *walk) pick(rt *config.Route, req *llm.Request, est int, hedge bool) (t 
 // why: it is disabled, its provider failed this request already (a dead
 // key fails every model of the account), there is no adapter for its
 // provider, or it or its provider is resting or paused.
-func (w *walk) eligible(rt *config.Route) (Skip, bool) {
+func (w *walk) eligible(rt *config.Route, now time.Time) (Skip, bool) {
 	if rt.Disabled {
 		return Skip{Route: rt.ID, Reason: "disabled: " + rt.DisabledReason}, false
 	}
@@ -93,14 +114,64 @@ func (w *walk) eligible(rt *config.Route) (Skip, bool) {
 	if _, ok := w.r.ups[rt.Provider.Name]; !ok {
 		return Skip{Route: rt.ID, Reason: "no adapter for provider " + rt.Provider.Name}, false
 	}
-	if rs, ok := w.rests.Holding(rt, w.r.clock.Now()); ok {
-		what := "resting (" + rs.Class.String() + ")"
-		if rs.Manual {
-			what = "paused by hand"
+	if rs, ok := w.rests.Holding(rt, now); ok {
+		what := "paused by hand"
+		if !rs.Manual {
+			what = restingReason(rs.Class)
 		}
 		return Skip{Route: rt.ID, Reason: what, Until: rs.Until}, false
 	}
 	return Skip{}, true
+}
+
+// spentChecker is a Budget that can tell a spent route from memory, with
+// no call to its store (quota.Book.Spent): a long chain's spent routes
+// then cost a walk a lookup each (issue 18, item 5). Reserve stays the
+// authority whenever it says nothing.
+type spentChecker interface {
+	Spent(r *config.Route, tokens int, margin float64, now time.Time) (limit string, until time.Time, ok bool)
+}
+
+// The reasons of the skips a long chain makes on every request, made once
+// rather than on each skip: "budget: rpd spent", "resting (rate_day)".
+var (
+	spentReasons = func() (out [2 * len(windowNames)]string) {
+		for i, n := range windowNames {
+			out[2*i] = "budget: " + n + " spent"
+			out[2*i+1] = "budget: provider " + n + " spent"
+		}
+		return out
+	}()
+	restingReasons = func() (out [failure.NumClasses]string) {
+		for c := range failure.NumClasses {
+			out[c] = "resting (" + c.String() + ")"
+		}
+		return out
+	}()
+)
+
+// windowNames are the names quota gives its windows (SpentError.Limit),
+// with "provider " before them for a provider's.
+var windowNames = [...]string{"rpm", "rpd", "tpm", "tpd", "rph", "tph", "tpmo", "rpmo"}
+
+// spentReason is the skip reason of a route whose window limit is spent.
+func spentReason(limit string) string {
+	const pre, suf = "budget: ", " spent"
+	for _, r := range spentReasons {
+		if len(r) == len(pre)+len(limit)+len(suf) && r[len(pre):len(r)-len(suf)] == limit {
+			return r
+		}
+	}
+	return pre + limit + suf
+}
+
+// restingReason is the skip reason of a route resting for a failure of
+// class c.
+func restingReason(c failure.Class) string {
+	if c >= 0 && c < failure.NumClasses {
+		return restingReasons[c]
+	}
+	return "resting (" + c.String() + ")"
 }
 
 // hedgeable reports whether a hedge may start rt: never a scarce route, and

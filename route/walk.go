@@ -57,6 +57,8 @@ type walk struct {
 
 	typed *typing // a typed answer's checks, nil when none (typed.go)
 	blips         // the polite retries (blip.go)
+
+	spent spentChecker // the budget, when it remembers spent routes (pick.go)
 }
 
 // tally is what each route did in a round, for the error of a walk that
@@ -101,7 +103,16 @@ func (r *Router) walkOn(ctx context.Context, ch *config.Chain, id string, req *l
 		order:      r.ordered(ch),
 		provFailed: make(map[string]bool),
 		race:       race{inflight: make(map[*config.Route]*outcome, 2)},
+		spent:      spentCheckerOf(r.budget),
 	}
+}
+
+// spentCheckerOf returns b when it can tell spent routes from memory.
+func spentCheckerOf(b Budget) spentChecker {
+	if sc, ok := b.(spentChecker); ok {
+		return sc
+	}
+	return nil
 }
 
 func (w *walk) close() {}
