@@ -56,7 +56,7 @@ func (r *Report) WriteRoutes(w io.Writer) error {
 		cells = append(cells, x.Policy)
 	}
 	fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-	for _, id := range chain {
+	for _, id := range r.Chain {
 		cells = []string{id}
 		for _, x := range r.Results {
 			cells = append(cells, fmt.Sprint(x.ByRoute[id]))
