@@ -98,7 +98,8 @@ type Result struct {
 	ByModel, ByFallback int
 	// Calls are the upstream calls made; RateLimited those the emulator
 	// answered 429 (every one the caller's making when its limits were
-	// configured).
+	// configured). Calls less ByModel are the calls wasted: every call
+	// that gave no answer used (429s, failures, hedge losers).
 	Calls, RateLimited int
 	// FailedCalls are calls the provider counted that gave no answer (5xx,
 	// hangs, timeouts); FailedTokens what they were charged.

@@ -198,8 +198,8 @@ func TestSVGPanels(t *testing.T) {
 		if plot == nil || legend == nil {
 			t.Fatalf("panel %d: no plot area or no legend", i)
 		}
-		if !strings.Contains(legend.Body, rep.Results[i].Policy) || !strings.Contains(legend.Body, "3 429s") {
-			t.Errorf("panel %d legend %q does not name %s and its 429s", i, legend.Body, rep.Results[i].Policy)
+		if !strings.Contains(legend.Body, rep.Results[i].Policy) || !strings.Contains(legend.Body, "3 429s") || !strings.Contains(legend.Body, "100.0% of capacity") {
+			t.Errorf("panel %d legend %q does not name %s, its share of capacity and its 429s", i, legend.Body, rep.Results[i].Policy)
 		}
 		if legend.Y >= plot.Y {
 			t.Errorf("panel %d: legend at y=%g is inside its plot area (from y=%g)", i, legend.Y, plot.Y)
