@@ -52,7 +52,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "seed000":
 		o.Chain = sim.Chain()
 	default:
-		return usageError{fmt.Errorf("-chain must be capped or seed000, not %q", *chainName)}
+		return fmt.Errorf("-chain must be capped or seed000, not %q", *chainName)
 	}
 	if *incidents {
 		o.Incidents = sim.Incidents()
