@@ -63,6 +63,14 @@ func TestDayThatBinds(t *testing.T) {
 	if naive.RateLimited < rep.Requests/2 {
 		t.Errorf("naive chain: %d 429s, want at least one for every other question", naive.RateLimited)
 	}
+	// Calls wasted: every call that gave no answer used. With no incident
+	// in this day, tollfree with its limits wastes none.
+	if w := tf.Calls - tf.ByModel; w != 0 {
+		t.Errorf("tollfree with limits configured: %d calls wasted, want 0", w)
+	}
+	if w := naive.Calls - naive.ByModel; w < rep.Requests/2 {
+		t.Errorf("naive chain: %d calls wasted, want at least one for every other question", w)
+	}
 	if got := naive.ByRoute["gemini/gemini-3.1-flash-lite"]; got >= 500 {
 		t.Errorf("naive chain: Flash Lite answered %d, want fewer than its 500 (its 429s count against the day)", got)
 	}
