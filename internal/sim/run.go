@@ -72,7 +72,8 @@ func DefaultStart() time.Time {
 
 // Report is the outcome of every policy on one trace.
 type Report struct {
-	Start     time.Time
+	Start time.Time
+	// Chain is the routes played, in order.
 	Chain     []string
 	Requests  int
 	Days      int
