@@ -259,7 +259,10 @@ func presetCatalog() map[string]Preset {
 			// behind it that refuses is learned as such.
 			Prefix: true,
 			Models: []PresetModel{
-				{ID: "qwen/qwen3-coder:free", Canonical: "qwen3-coder", Source: "429 body in PROVIDERS.md [2026]: capped at 8 RPM when busy"},
+				// The 8 RPM is the model's own cap in its 429 ("High demand
+				// for qwen/qwen3-coder:free on OpenRouter - limited to 8
+				// requests per minute"), on top of the account's 20.
+				{ID: "qwen/qwen3-coder:free", Limits: Limits{RPM: 8}, Canonical: "qwen3-coder", Source: "429 body in PROVIDERS.md [2026]: capped at 8 RPM when busy"},
 			},
 		},
 		{

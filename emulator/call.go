@@ -128,6 +128,10 @@ func (e *Emulator) admit(c *call) {
 		case ri.Tokens && tokens > ri.Limit:
 			c.kind = TooLarge
 		}
+		if p.cfg.CountRefusals {
+			m.win.refuse(now)
+			p.win.refuse(now)
+		}
 		c.budget = m.win.budget(m.cfg.Limits, m.reset, now)
 		c.acct = p.win.budget(p.cfg.Limits, p.reset, now)
 		rec.Behaviour = "limit_" + string(c.kind)

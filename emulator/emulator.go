@@ -9,7 +9,10 @@
 // behaviours (SetMix) for chaos runs. Independently of the gateway, the
 // emulator enforces the free-tier limits it was given in its own windows and
 // answers the flavor's real 429 when a call would pass one, so a test can
-// show that a gateway causes no 429 at all. A model may refuse a prefill in
+// show that a gateway causes no 429 at all. It charges what providers
+// charge: a failed call (a 5xx, a hang the client gave up on) counts one
+// request, and where the provider counts its refusals too
+// (Provider.CountRefusals) a 429 counts one against the day. A model may refuse a prefill in
 // its flavor's words, and answers a request to continue a partial answer
 // exactly, with an overlap, or started over (continue.go), for a gateway
 // that continues broken streams. A model may write its answer from the
@@ -80,6 +83,15 @@ type Provider struct {
 	Limits Limits
 	// Reset is when the account's day starts again; zero means the flavor's.
 	Reset Reset
+	// CountRefusals makes every 429 of the emulator's own limits count as
+	// one request against the model's and the account's day (RPD), as a
+	// failed call counts against the day's quota on the providers of seed
+	// 000's field report (Gemini, Groq, NVIDIA: "a failed call still
+	// counted against the day's quota"). It costs no tokens and stays out
+	// of the minute windows. Other failures (a 5xx, a hang the client gave
+	// up on, an empty answer) always count one request in every window,
+	// with no tokens; FreeTier sets it for seed 000's providers.
+	CountRefusals bool
 }
 
 // Model is one emulated model of a provider.

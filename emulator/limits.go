@@ -63,6 +63,9 @@ func (r Reset) nextMidnight(now time.Time) time.Time {
 type event struct {
 	at     time.Time
 	tokens int
+	// dayOnly marks a refusal counted against the day (see
+	// Provider.CountRefusals): it is not in the minute windows.
+	dayOnly bool
 }
 
 // window holds the calls counted against one set of limits, oldest first.
@@ -96,7 +99,7 @@ func (w *window) usage(now time.Time, r Reset) usage {
 			u.dayReq++
 			u.dayTok += e.tokens
 		}
-		if e.at.After(minute) {
+		if e.at.After(minute) && !e.dayOnly {
 			u.minReq++
 			u.minTok += e.tokens
 		}
@@ -108,13 +111,18 @@ func (w *window) add(now time.Time, tokens int) {
 	w.events = append(w.events, event{at: now, tokens: tokens})
 }
 
+// refuse counts a refused call against the day's requests only.
+func (w *window) refuse(now time.Time) {
+	w.events = append(w.events, event{at: now, dayOnly: true})
+}
+
 // freeAt is when enough of the events inside span will have left it for
 // need more requests (tokens false) or need more tokens (tokens true) to fit
 // under limit. used is what the span holds now.
 func (w *window) freeAt(now time.Time, span time.Duration, tokens bool, used, need, limit int) time.Time {
 	from := now.Add(-span)
 	for _, e := range w.events {
-		if !e.at.After(from) {
+		if !e.at.After(from) || e.dayOnly && span < 24*time.Hour {
 			continue
 		}
 		if tokens {

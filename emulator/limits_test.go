@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,39 @@ func TestResetClearsUsage(t *testing.T) {
 	}
 	if r := v.call(FlavorCerebras, "m", false); r.status != 200 {
 		t.Errorf("after Reset: %d, want 200 (no limit used, no script left)", r.status)
+	}
+}
+
+// TestCountRefusals: where a provider counts its refusals, each 429 of a
+// busy minute spends one of the day's requests, so a client that keeps
+// knocking runs out of its day early; a 503 counts one request wherever.
+// Without CountRefusals the same calls leave the day alone.
+func TestCountRefusals(t *testing.T) {
+	for _, counts := range []bool{true, false} {
+		v := newEnv(t)
+		v.addProvider(Provider{Name: "gemini", Flavor: FlavorGemini, CountRefusals: counts},
+			Model{ID: "gemini-3.1-flash-lite", Limits: Limits{RPM: 2, RPD: 6}})
+		status := func() int { return v.call(FlavorGemini, "gemini-3.1-flash-lite", false).status }
+		// Minute 1: two answers, two refusals (counted or not).
+		got := []int{status(), status(), status(), status()}
+		// Minute 2: a 503, then one answer.
+		v.clk.Advance(time.Minute)
+		v.e.Script("gemini", "gemini-3.1-flash-lite", Step{Kind: HighDemand})
+		got = append(got, status(), status())
+		// Minute 3: the day holds 6 requests if refusals count (2 answers,
+		// 2 refusals, a 503, an answer), 4 if they do not.
+		v.clk.Advance(time.Minute)
+		r := v.call(FlavorGemini, "gemini-3.1-flash-lite", false)
+		got = append(got, r.status)
+		want := []int{200, 200, 429, 429, 503, 200, 200}
+		if counts {
+			want[6] = 429
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("CountRefusals %v: statuses %v, want %v", counts, got, want)
+		}
+		if counts && !strings.Contains(r.body, "PerDay") {
+			t.Errorf("CountRefusals: the last 429 does not name the day: %s", r.body)
+		}
 	}
 }

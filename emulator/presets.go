@@ -20,7 +20,10 @@ func (e *Emulator) AddPreset(p Preset) {
 // FreeTier returns the free tiers as PROVIDERS.md §1 gives them (numbers of
 // late 2025 to mid 2026), each provider named after its flavor, with any key
 // accepted and made-up but plausible latencies, for the demo and the day
-// simulator. It returns new values on every call; callers may change them.
+// simulator. Gemini, Groq and NVIDIA count their refusals against the day
+// (Provider.CountRefusals), as seed 000 saw: "a failed call still counted
+// against the day's quota". It returns new values on every call; callers
+// may change them.
 func FreeTier() []Preset {
 	ms := time.Millisecond
 	groq := func(id string, rpm, rpd, tpm, tpd int) Model {
@@ -36,7 +39,7 @@ func FreeTier() []Preset {
 		return Model{ID: id, Limits: l, Latency: latency, ChunkDelay: 30 * ms}
 	}
 	return []Preset{
-		{Provider: Provider{Name: "groq", Flavor: FlavorGroq}, Models: []Model{
+		{Provider: Provider{Name: "groq", Flavor: FlavorGroq, CountRefusals: true}, Models: []Model{
 			groq("llama-3.1-8b-instant", 30, 14400, 6000, 500000),
 			groq("llama-3.3-70b-versatile", 30, 1000, 12000, 100000),
 			groq("openai/gpt-oss-120b", 30, 1000, 8000, 200000),
@@ -45,7 +48,7 @@ func FreeTier() []Preset {
 			groq("meta-llama/llama-4-scout-17b-16e-instruct", 30, 1000, 30000, 500000),
 			groq("moonshotai/kimi-k2-instruct-0905", 60, 1000, 10000, 300000),
 		}},
-		{Provider: Provider{Name: "gemini", Flavor: FlavorGemini}, Models: []Model{
+		{Provider: Provider{Name: "gemini", Flavor: FlavorGemini, CountRefusals: true}, Models: []Model{
 			gemini("gemini-3-flash", 5, 20, 250000),
 			gemini("gemini-3.1-flash-lite", 15, 500, 250000),
 			gemini("gemini-2.5-flash", 5, 20, 250000),
@@ -64,7 +67,7 @@ func FreeTier() []Preset {
 			plain("openai/gpt-oss-120b:free", 1500*ms, Limits{}),
 			plain("qwen/qwen3-coder:free", 2000*ms, Limits{RPM: 8}),
 		}},
-		{Provider: Provider{Name: "nvidia", Flavor: FlavorNVIDIA, Limits: Limits{RPM: 40}}, Models: []Model{
+		{Provider: Provider{Name: "nvidia", Flavor: FlavorNVIDIA, Limits: Limits{RPM: 40}, CountRefusals: true}, Models: []Model{
 			plain("meta/llama-3.3-70b-instruct", 800*ms, Limits{}),
 			plain("openai/gpt-oss-120b", 800*ms, Limits{}),
 			plain("moonshotai/kimi-k2-instruct", 1200*ms, Limits{RPM: 10}),

@@ -24,6 +24,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	requests := fs.Int("requests", 3000, "questions a day in the generated trace (seed 000's site cap is 3,000)")
 	out := fs.String("out", "", "write sim.txt (the tables) and sim.svg (the plot) into this folder")
 	incidents := fs.Bool("incidents", true, "replay seed 000's incidents every day (503s, a slow model, a hung call)")
+	chainName := fs.String("chain", "capped", "the routes asked: capped (seed 000's routes with a daily cap, so that the day binds) or seed000 (all 13, NVIDIA's uncapped 40 a minute included)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -45,6 +46,14 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tr = sim.Generate(sim.TraceOptions{Days: *days, PerDay: *requests, Seed: *seed})
 	}
 	o := sim.Options{Trace: tr}
+	switch *chainName {
+	case "capped":
+		o.Chain = sim.CappedChain()
+	case "seed000":
+		o.Chain = sim.Chain()
+	default:
+		return fmt.Errorf("-chain must be capped or seed000, not %q", *chainName)
+	}
 	if *incidents {
 		o.Incidents = sim.Incidents()
 	}
@@ -55,7 +64,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	var text bytes.Buffer
-	fmt.Fprintf(&text, "%d questions from %s over %d day(s), seed 000's chain of %d routes", rep.Requests, rep.Start.Format("2006-01-02 15:04 MST"), rep.Days, len(sim.Chain()))
+	fmt.Fprintf(&text, "%d questions from %s over %d day(s), a chain of %d routes (-chain %s)", rep.Requests, rep.Start.Format("2006-01-02 15:04 MST"), rep.Days, len(rep.Chain), *chainName)
 	if len(rep.Incidents) > 0 {
 		fmt.Fprintf(&text, ", with %d incidents a day", len(rep.Incidents))
 	}

@@ -1,11 +1,17 @@
 // Package sim owns the day simulator behind `tollfree sim`: a trace of
 // questions (generated like seed 000's site traffic, or read from a CSV
-// file) played on a virtual clock against the emulated free tiers, once
-// through tollfree's real router, budgets and state, once through a naive
-// ordered chain (seed 001's loop), and once as a capacity oracle, with
-// what each answered, the 429s it caused, the quota it spent on failures
-// and hedge losers, and its answer times. docs/SIM.md describes the
-// definitions and the results.
+// file) played on a virtual clock against the emulated free tiers, twice
+// through tollfree's real router, budgets and state (its limits configured,
+// and learned), once through a naive ordered chain (seed 001's loop), and
+// once as a capacity oracle, with what each answered, its share of the
+// oracle's count, the 429s it caused, the calls it wasted on them, on
+// failures and on hedge losers, and its answer times.
+//
+// The default day binds: seed 000's 3,000 questions over the routes of its
+// chain that have a daily cap (CappedChain), more than those routes carry,
+// with every failed call, 429s included, counted against the day as seed
+// 000 saw the providers count it. docs/SIM.md describes the definitions
+// and the results.
 //
 // No request waits on real time: a driver moves a fake clock to the next
 // timer or arrival as soon as every goroutine it drives is waiting on it.

@@ -30,6 +30,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	row("answered by the fallback", func(x *Result) string { return fmt.Sprint(x.ByFallback) })
 	row("upstream calls", func(x *Result) string { return fmt.Sprint(x.Calls) })
 	row("429s caused", func(x *Result) string { return fmt.Sprint(x.RateLimited) })
+	row("calls wasted", func(x *Result) string { return fmt.Sprint(x.Calls - x.ByModel) })
 	row("calls spent on failures", func(x *Result) string { return fmt.Sprint(x.FailedCalls) })
 	row("calls spent on hedge losers", func(x *Result) string { return fmt.Sprint(x.LoserCalls) })
 	row("tokens spent on hedge losers", func(x *Result) string { return fmt.Sprint(x.LoserTokens) })
@@ -56,7 +57,7 @@ func (r *Report) WriteRoutes(w io.Writer) error {
 		cells = append(cells, x.Policy)
 	}
 	fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-	for _, id := range chain {
+	for _, id := range r.Chain {
 		cells = []string{id}
 		for _, x := range r.Results {
 			cells = append(cells, fmt.Sprint(x.ByRoute[id]))
@@ -91,7 +92,11 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14">Questions answered per hour by a model (solid) and by the fallback (dashed), %d questions, one panel per policy</text>`+"\n", left, r.Requests)
 	for i, x := range r.Results {
 		top := head + gap + i*(panelH+gap)
-		writePanel(&b, x, colours[i%len(colours)], panel{left: left, top: top, w: W - left - right, h: panelH, hours: hours, peak: peak})
+		share := ""
+		if c := r.Result(PolicyCapacity); c != nil && c.ByModel > 0 {
+			share = fmt.Sprintf(" (%.1f%% of capacity)", 100*float64(x.ByModel)/float64(c.ByModel))
+		}
+		writePanel(&b, x, share, colours[i%len(colours)], panel{left: left, top: top, w: W - left - right, h: panelH, hours: hours, peak: peak})
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
@@ -108,12 +113,13 @@ func (p panel) y(v float64) float64 {
 	return float64(p.top) + float64(p.h)*(1-v/float64(p.peak))
 }
 
-// writePanel draws one policy: its legend above the plot area, the grid,
-// the hours and its two lines.
-func writePanel(b *strings.Builder, x *Result, colour string, p panel) {
+// writePanel draws one policy: its legend above the plot area (share is
+// its share of capacity, "" when unknown), the grid, the hours and its two
+// lines.
+func writePanel(b *strings.Builder, x *Result, share, colour string, p panel) {
 	fmt.Fprintf(b, `<g class="panel">`+"\n")
-	fmt.Fprintf(b, `<text class="legend" x="%d" y="%d" font-size="13"><tspan fill="%s" font-weight="bold">%s</tspan>: %d answered by a model, %d by the fallback, %d 429s caused</text>`+"\n",
-		p.left, p.top-10, colour, x.Policy, x.ByModel, x.ByFallback, x.RateLimited)
+	fmt.Fprintf(b, `<text class="legend" x="%d" y="%d" font-size="13"><tspan fill="%s" font-weight="bold">%s</tspan>: %d answered by a model%s, %d by the fallback, %d 429s caused</text>`+"\n",
+		p.left, p.top-10, colour, x.Policy, x.ByModel, share, x.ByFallback, x.RateLimited)
 	fmt.Fprintf(b, `<rect class="plot" x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#bbb"/>`+"\n", p.left, p.top, p.w, p.h)
 	for i := 0; i <= 2; i++ {
 		v := float64(p.peak) * float64(i) / 2

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -46,7 +47,11 @@ type Options struct {
 	// Start is when the trace starts. Default 2026-06-16 00:00
 	// America/Los_Angeles, the start of a Gemini day.
 	Start time.Time
-	// Incidents happen on every day the trace covers; nil means none.
+	// Chain is the routes asked, in order, from seed 000's chain (Chain).
+	// Default CappedChain: every route has a daily cap.
+	Chain []string
+	// Incidents happen on every day the trace covers; nil means none. An
+	// incident on a route not in Chain is left out.
 	Incidents []Incident
 	// Policies to run, from the Policy constants. Default all four.
 	Policies []string
@@ -67,7 +72,9 @@ func DefaultStart() time.Time {
 
 // Report is the outcome of every policy on one trace.
 type Report struct {
-	Start     time.Time
+	Start time.Time
+	// Chain is the routes played, in order.
+	Chain     []string
 	Requests  int
 	Days      int
 	Incidents []Incident
@@ -92,7 +99,8 @@ type Result struct {
 	ByModel, ByFallback int
 	// Calls are the upstream calls made; RateLimited those the emulator
 	// answered 429 (every one the caller's making when its limits were
-	// configured).
+	// configured). Calls less ByModel are the calls wasted: every call
+	// that gave no answer used (429s, failures, hedge losers).
 	Calls, RateLimited int
 	// FailedCalls are calls the provider counted that gave no answer (5xx,
 	// hangs, timeouts); FailedTokens what they were charged.
@@ -122,11 +130,26 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Start.IsZero() {
 		o.Start = DefaultStart()
 	}
+	if len(o.Chain) == 0 {
+		o.Chain = CappedChain()
+	}
+	for _, id := range o.Chain {
+		if !slices.Contains(chain, id) {
+			return nil, fmt.Errorf("sim: route %q is not in seed 000's chain (sim.Chain)", id)
+		}
+	}
+	var kept []Incident
+	for _, in := range o.Incidents {
+		if slices.Contains(o.Chain, in.Route) {
+			kept = append(kept, in)
+		}
+	}
+	o.Incidents = kept
 	if len(o.Policies) == 0 {
 		o.Policies = []string{PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity}
 	}
 	days := int(o.Trace[len(o.Trace)-1].At/(24*time.Hour)) + 1
-	rep := &Report{Start: o.Start, Requests: len(o.Trace), Days: days, Incidents: o.Incidents}
+	rep := &Report{Start: o.Start, Chain: o.Chain, Requests: len(o.Trace), Days: days, Incidents: o.Incidents}
 	progress := o.Progress
 	if progress == nil {
 		progress = func(string, int, int) {}
@@ -222,17 +245,30 @@ func (r *attempts) RecordAttempt(a *route.Attempt) {
 	r.a = append(r.a, *a)
 	t := r.tracks[a.RequestID]
 	r.mu.Unlock()
-	if t != nil && a.Class != failure.OK && a.Class != failure.Cancelled && a.Class != failure.SilentLoser {
+	if t != nil && a.Class != failure.OK && a.Class != failure.Cancelled && a.Class != failure.SilentLoser && !blip(a) {
 		r.d.busy(t)
 	}
 	r.d.record()
 }
 
+// blip reports whether a failed attempt is a blip the router retries on the
+// same route after the wait it asked (a 429 with a short wait, a bare
+// 500/502): no rest, not itself a retry. The question's goroutine then
+// waits on the retry's timer, which the driver sees as any timer, instead
+// of walking on.
+func blip(a *route.Attempt) bool {
+	switch a.Status {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway:
+		return a.RestUntil.IsZero() && !a.Retry
+	}
+	return false
+}
+
 func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result, error) {
 	d := newDriver(o.Start)
 	clk := d.clockFor(false)
-	emu := newEmulator(d, false)
-	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, limits)), simEnv)
+	emu := newEmulator(d, o.Chain, false)
+	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, o.Chain, limits)), simEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -328,8 +364,8 @@ func emuCounts(r *Result, emu *emulator.Emulator) {
 // happens.
 func runNaive(ctx context.Context, o Options, days int, oracle bool) (*Result, error) {
 	d := newDriver(o.Start)
-	emu := newEmulator(d, oracle)
-	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, true)), simEnv)
+	emu := newEmulator(d, o.Chain, oracle)
+	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, o.Chain, true)), simEnv)
 	if err != nil {
 		return nil, err
 	}

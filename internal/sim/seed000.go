@@ -2,13 +2,14 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
 )
 
-// Chain is seed 000's chain, in its order: the fast dependable routes first
+// chain is seed 000's chain, in its order: the fast dependable routes first
 // (Gemini Flash Lite, then Groq, then NVIDIA), then the scarce Flash models,
 // then Gemma as the bulk reserve. Thirteen models over three providers.
 var chain = []string{
@@ -30,37 +31,79 @@ var chain = []string{
 // Chain returns the routes of seed 000's chain, in order.
 func Chain() []string { return append([]string(nil), chain...) }
 
+// CappedChain returns the routes of seed 000's chain that have a published
+// daily cap or a per-minute token cap a day of questions can fill: seed
+// 000's chain without NVIDIA's three routes. NVIDIA publishes 40 requests
+// a minute and no daily cap (PROVIDERS.md), so with it in the chain a day
+// binds only past 40 questions a minute, hour after hour; without it the
+// day's demand can exceed what the free tiers carry and the policies'
+// yields part. It is the simulated day's default chain.
+func CappedChain() []string {
+	var out []string
+	for _, id := range chain {
+		if !strings.HasPrefix(id, "nvidia/") {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // scarce are the 20-a-day models: never hedged onto (seed 000).
 var scarce = map[string]bool{
 	"gemini/gemini-3-flash": true, "gemini/gemini-2.5-flash": true, "gemini/gemini-2.5-flash-lite": true,
 }
 
-// newEmulator returns the emulated free tiers of the chain's providers, with
-// the limits of emulator.FreeTier (PROVIDERS.md) enforced on the emulator's
-// side. zeroLatency makes every answer instant (the capacity run).
-func newEmulator(d *driver, zeroLatency bool) *emulator.Emulator {
+// providersOf lists the providers of routes, in seed 000's order.
+func providersOf(routes []string) []string {
+	var out []string
+	for _, p := range []string{"gemini", "groq", "nvidia"} {
+		for _, id := range routes {
+			if strings.HasPrefix(id, p+"/") {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// newEmulator returns the emulated free tiers of the routes' providers,
+// with the limits of emulator.FreeTier (PROVIDERS.md) enforced on the
+// emulator's side, each refusal counted against the day as seed 000 saw.
+// As the capacity oracle (oracle true) every answer is instant and every
+// refusal free.
+func newEmulator(d *driver, routes []string, oracle bool) *emulator.Emulator {
 	emu := emulator.New(emulator.Options{Clock: d.clockFor(true)})
 	want := map[string]bool{}
-	for _, id := range chain {
+	for _, id := range routes {
 		want[id] = true
 	}
 	for _, p := range emulator.FreeTier() {
-		if p.Provider.Name != "gemini" && p.Provider.Name != "groq" && p.Provider.Name != "nvidia" {
+		if !slices.Contains(providersOf(routes), p.Provider.Name) {
 			continue
+		}
+		if oracle {
+			p.Provider.CountRefusals = false
 		}
 		emu.AddProvider(p.Provider)
 		for _, m := range p.Models {
 			if !want[p.Provider.Name+"/"+m.ID] {
 				continue
 			}
-			if zeroLatency {
+			if oracle {
 				m.Latency = 0
 			}
+			m.Answer = answerText
 			emu.AddModel(p.Provider.Name, m)
 		}
 	}
 	return emu
 }
+
+// answerText is every model's answer: 250 tokens (1,000 bytes), a
+// site-assistant answer of a few paragraphs, within the questions' cap of
+// 400, so that a token limit charges what a real answer costs.
+var answerText = strings.TrimSpace(strings.Repeat("The map app was built for the city's open data and you can write to me from the contact page. ", 11)[:1000])
 
 // Incident is a change of one route's behaviour at a moment of the day,
 // applied on the emulator to every policy alike.
@@ -106,18 +149,18 @@ func (in Incident) apply(emu *emulator.Emulator) {
 // configYAML is the gateway's config for seed 000's chain against an
 // emulator at url. With limits false every limit is left out (set to 0,
 // "unknown"): the gateway must learn them from headers and 429s.
-func configYAML(url string, limits bool) string {
+func configYAML(url string, routes []string, limits bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "call_log: \"off\"\nroles: []\n")
 	// Seed 000: a timeout or a 5xx rests its route two minutes.
 	b.WriteString("rest: {overloaded: 2m, timeout: 2m}\n")
 	b.WriteString("providers:\n")
 	models := map[string][]string{}
-	for _, id := range chain {
+	for _, id := range routes {
 		p, m, _ := strings.Cut(id, "/")
 		models[p] = append(models[p], m)
 	}
-	for _, p := range []string{"gemini", "groq", "nvidia"} {
+	for _, p := range providersOf(routes) {
 		base := url + "/" + p + "/v1"
 		if p == "gemini" {
 			base += "beta"
@@ -144,11 +187,16 @@ func configYAML(url string, limits bool) string {
 		}
 	}
 	b.WriteString("chains:\n  answer:\n    routes:\n")
-	for _, id := range chain {
+	for _, id := range routes {
 		fmt.Fprintf(&b, "      - %s\n", id)
 	}
 	// Seed 000: own timeouts of 8 to 20 s, a hedge after 3 s.
 	b.WriteString("    attempt_timeout: 10s\n    deadline: 30s\n    hedge_delay: 3s\n    keep_exchanges: 2\n")
+	// No safety margin: the config and the emulator hold the same limits
+	// and count tokens alike, so the margin (default 5%, against a
+	// provider that counts differently) would only hold back 5% of every
+	// daily cap. docs/SIM.md gives the figures with the default margin.
+	b.WriteString("    margin: 0\n")
 	b.WriteString("    fallback: {message: \"The assistant is resting; here is what the site says.\"}\n")
 	return b.String()
 }

@@ -9,41 +9,70 @@ import (
 	"time"
 )
 
-// shortDay is seed 000's day squeezed into three hours: 700 questions, so
-// that Flash Lite's day and Groq's daily tokens run out within it and the
-// chain must carry the rest on its other routes.
+// shortDay is a day that binds, scaled down for CI: 1,200 questions of
+// seed-000-like traffic squeezed into three hours (6.7 a minute on
+// average, against the default day's 2.1), so that Flash Lite's 500 a day,
+// the Flash models' 20 and Groq's daily tokens run out within it and
+// Gemma's 15,000 tokens a minute cannot carry the rest.
 func shortDay() []Arrival {
-	tr := Generate(TraceOptions{PerDay: 700, Seed: 7})
+	tr := Generate(TraceOptions{PerDay: 1200, Seed: 7})
 	for i := range tr {
 		tr[i].At /= 8
 	}
 	return tr
 }
 
-// TestDayOnVirtualClock is issue 3's third point: a day of traffic on a
-// virtual clock over seed 000's chain, the emulator enforcing the limits on
-// its side. With the limits configured the gateway causes no 429 and
-// answers what the limits allow; with them left out it learns them, and
-// its figures are logged.
-func TestDayOnVirtualClock(t *testing.T) {
+// TestDayThatBinds is what `tollfree sim` shows on a day with more demand
+// than the free tiers carry, on a virtual clock over the default chain
+// (seed 000's routes with a daily cap), the emulator enforcing the limits
+// on its side and counting each 429 against the day as seed 000 saw: the
+// capacity oracle's count falls short of the questions; tollfree with its
+// limits configured causes no 429 and answers nearly what the oracle
+// does; the naive chain causes 429s and, because they count, spends Flash
+// Lite's day on them; tollfree learning its limits causes a few.
+func TestDayThatBinds(t *testing.T) {
 	rep, err := Run(context.Background(), Options{Trace: shortDay()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var table bytes.Buffer
 	rep.WriteTable(&table)
+	table.WriteString("\n")
+	rep.WriteRoutes(&table)
 	t.Logf("\n%s", table.String())
 	tf, learn, naive, capa := rep.Result(PolicyTollfree), rep.Result(PolicyLearning), rep.Result(PolicyNaive), rep.Result(PolicyCapacity)
 
+	// The day binds: the oracle leaves questions to the fallback, with
+	// every daily cap of the chain spent.
+	if capa.ByFallback == 0 || capa.ByModel >= rep.Requests {
+		t.Errorf("capacity: %d of %d answered by a model, want fewer (a day that binds)", capa.ByModel, rep.Requests)
+	}
+	for id, want := range map[string]int{"gemini/gemini-3.1-flash-lite": 500, "gemini/gemini-3-flash": 20, "gemini/gemini-2.5-flash": 20, "gemini/gemini-2.5-flash-lite": 20} {
+		if got := capa.ByRoute[id]; got != want {
+			t.Errorf("capacity: %s answered %d, want its day of %d spent", id, got, want)
+		}
+	}
 	if tf.RateLimited != 0 {
 		t.Errorf("tollfree with limits configured: got %d 429s, want 0", tf.RateLimited)
 	}
-	if tf.ByModel != capa.ByModel {
-		t.Errorf("tollfree answered %d by a model, want %d (what the limits allow)", tf.ByModel, capa.ByModel)
+	if tf.ByModel*100 < capa.ByModel*95 {
+		t.Errorf("tollfree answered %d by a model, want at least 95%% of the capacity, %d", tf.ByModel, capa.ByModel)
 	}
-	// The trace exhausts routes: without that the comparison proves little.
-	if capa.ByRoute["gemini/gemini-3.1-flash-lite"] != 500 {
-		t.Errorf("capacity run: Flash Lite answered %d, want its 500 a day spent", capa.ByRoute["gemini/gemini-3.1-flash-lite"])
+	// The naive chain knocks on spent routes, and each 429 counts against
+	// the day: Flash Lite's 500 go partly to refusals.
+	if naive.RateLimited < rep.Requests/2 {
+		t.Errorf("naive chain: %d 429s, want at least one for every other question", naive.RateLimited)
+	}
+	// Calls wasted: every call that gave no answer used. With no incident
+	// in this day, tollfree with its limits wastes none.
+	if w := tf.Calls - tf.ByModel; w != 0 {
+		t.Errorf("tollfree with limits configured: %d calls wasted, want 0", w)
+	}
+	if w := naive.Calls - naive.ByModel; w < rep.Requests/2 {
+		t.Errorf("naive chain: %d calls wasted, want at least one for every other question", w)
+	}
+	if got := naive.ByRoute["gemini/gemini-3.1-flash-lite"]; got >= 500 {
+		t.Errorf("naive chain: Flash Lite answered %d, want fewer than its 500 (its 429s count against the day)", got)
 	}
 	for _, r := range rep.Results {
 		if r.Stalls != 0 {
@@ -52,16 +81,17 @@ func TestDayOnVirtualClock(t *testing.T) {
 		if r.ByModel+r.ByFallback != rep.Requests {
 			t.Errorf("%s: %d + %d answers for %d questions", r.Policy, r.ByModel, r.ByFallback, rep.Requests)
 		}
+		if r.ByModel > capa.ByModel*102/100 {
+			t.Errorf("%s: %d answered by a model, more than the capacity %d allows", r.Policy, r.ByModel, capa.ByModel)
+		}
 	}
 	// Learning: a few 429s teach it the limits; far fewer than the naive
 	// chain's, and nearly as many answers.
-	t.Logf("limits learned: %d answered by a model of %d the limits allow, %d 429s (naive chain: %d 429s)",
-		learn.ByModel, capa.ByModel, learn.RateLimited, naive.RateLimited)
 	if learn.RateLimited*10 > naive.RateLimited {
 		t.Errorf("limits learned: got %d 429s, want under a tenth of the naive chain's %d", learn.RateLimited, naive.RateLimited)
 	}
-	if learn.ByModel*100 < capa.ByModel*98 {
-		t.Errorf("limits learned: answered %d by a model, want at least 98%% of %d", learn.ByModel, capa.ByModel)
+	if learn.ByModel*100 < capa.ByModel*95 {
+		t.Errorf("limits learned: answered %d by a model, want at least 95%% of %d", learn.ByModel, capa.ByModel)
 	}
 }
 
@@ -176,8 +206,8 @@ func TestSVGPanels(t *testing.T) {
 		if plot == nil || legend == nil {
 			t.Fatalf("panel %d: no plot area or no legend", i)
 		}
-		if !strings.Contains(legend.Body, rep.Results[i].Policy) || !strings.Contains(legend.Body, "3 429s") {
-			t.Errorf("panel %d legend %q does not name %s and its 429s", i, legend.Body, rep.Results[i].Policy)
+		if !strings.Contains(legend.Body, rep.Results[i].Policy) || !strings.Contains(legend.Body, "3 429s") || !strings.Contains(legend.Body, "100.0% of capacity") {
+			t.Errorf("panel %d legend %q does not name %s, its share of capacity and its 429s", i, legend.Body, rep.Results[i].Policy)
 		}
 		if legend.Y >= plot.Y {
 			t.Errorf("panel %d: legend at y=%g is inside its plot area (from y=%g)", i, legend.Y, plot.Y)
