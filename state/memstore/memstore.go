@@ -497,8 +497,10 @@ func (s *Store) restsLocked(now time.Time, all bool) []state.Rest {
 
 // sweepShards is how many shards of small each prune sweeps: every
 // expired single-slot counter leaves memory within nShards/sweepShards
-// flushes (16 s by default), and no flush scans every counter.
-const sweepShards = 16
+// flushes (about four minutes by default), and a flush scans a 256th of the
+// counters, not all of them (a million callers: about 8,000 entries, tens
+// of microseconds).
+const sweepShards = 1
 
 // prune drops expired slots, empty counters and ended rests.
 func (s *Store) prune() {
