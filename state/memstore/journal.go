@@ -263,7 +263,7 @@ func (s *Store) loadCounts(now int64) error {
 		return fmt.Errorf("%s is corrupt (line %d: %w); %s", path, line, err, remedy)
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
-	l := loader{s: s, now: now, full: make(map[uint64]string)}
+	l := loader{s: s, now: now}
 	var size int64
 	for n := 1; ; n++ {
 		line, err := r.ReadSlice('\n')
@@ -313,13 +313,11 @@ func (s *Store) loadCounts(now int64) error {
 }
 
 // loader applies the lines of counters.json in order: a counter's last line
-// wins, whether it names the counter by key or by hash.
+// wins, whether it names the counter by key or by hash (both are kept by
+// the key's hash).
 type loader struct {
 	s   *Store
 	now int64
-	// full maps the hash of each full counter loaded to its key, so that a
-	// later "h" line of the same counter replaces it.
-	full map[uint64]string
 }
 
 // first reads the first line: a version-2 header, or a whole version-1
@@ -369,10 +367,7 @@ func (l *loader) record(line []byte) error {
 		if !ok || !fits32(sl[0]) || !fits32(sl[1]) {
 			return fmt.Errorf("hash %s: slot %v out of range", r.H, sl)
 		}
-		if key, ok := l.full[h]; ok {
-			delete(l.s.counters, key)
-			delete(l.full, h)
-		}
+		delete(l.s.counters, h)
 		l.s.small.put(h, entry{n: int32(sl[1]), slot: int32(sl[0]), exp: exp}, l.now)
 		return nil
 	}
@@ -390,18 +385,16 @@ func (l *loader) fullLine(key string, ss [][3]int64) {
 		}
 	}
 	if len(c.slots) == 0 {
-		delete(l.s.counters, key)
-		delete(l.full, h)
+		delete(l.s.counters, h)
 		return
 	}
-	l.s.counters[key] = c
-	l.full[h] = key
+	l.s.counters[h] = c
 }
 
 // settle moves each full counter that fits the compact table there, as a
 // running store keeps it.
 func (l *loader) settle() {
-	for key, c := range l.s.counters {
+	for h, c := range l.s.counters {
 		if len(c.slots) != 1 {
 			continue
 		}
@@ -410,7 +403,7 @@ func (l *loader) settle() {
 		if !ok || !fits32(sl.idx) || !fits32(sl.n) {
 			continue
 		}
-		l.s.small.put(hashKey(key), entry{n: int32(sl.n), slot: int32(sl.idx), exp: exp}, l.now)
-		delete(l.s.counters, key)
+		l.s.small.put(h, entry{n: int32(sl.n), slot: int32(sl.idx), exp: exp}, l.now)
+		delete(l.s.counters, h)
 	}
 }

@@ -19,8 +19,8 @@
 // and Health says so meanwhile.
 //
 // Counts expire with their windows: a counter whose slots all passed their
-// TTL no longer counts, leaves memory within a sweep (nShards/sweepShards
-// flushes) and is left out of the next snapshot. Most counters of a site
+// TTL no longer counts, leaves memory within nShards/sweepShards flushes
+// (about four minutes) and is left out of the next rewrite. Most counters of a site
 // with many visitors have one slot (a visitor's day); they live in a compact
 // table of 20 bytes each, keyed by a hash of the key (table.go), and the
 // rest in a map of full counters.
@@ -98,9 +98,11 @@ type Store struct {
 	notesFileMu  sync.Mutex
 
 	mu sync.Mutex // guards counters, small, changed, changedSmall, rewrite, journal, snapshot, sweepAt, rests, restsDirty, notes, notesDirty, the errors
-	// counters holds the counters that small cannot: more than one slot,
-	// or a value past 32 bits. A key is in counters or small, never both.
-	counters map[string]*counter
+	// counters holds the counters that small cannot (more than one slot,
+	// or a value past 32 bits), by the same hash of their key (hashKey),
+	// so a Spend hashes each key once. A key is in counters or small,
+	// never both.
+	counters map[uint64]*counter
 	small    table
 	// changed and changedSmall are the counters changed since the last
 	// flush, to append to the journal: full ones each once (counter.changed),
@@ -144,7 +146,7 @@ func Open(o Options) (*Store, error) {
 		every:    o.FlushEvery,
 		logger:   o.Logger,
 		files:    o.Files,
-		counters: make(map[string]*counter),
+		counters: make(map[uint64]*counter),
 		rests:    make(map[string]state.Rest),
 		notes:    make(map[string]note),
 		stop:     make(chan struct{}),
@@ -323,7 +325,7 @@ func (s *Store) Spend(_ context.Context, spends []state.Spend) (int, error) {
 	defer s.mu.Unlock()
 	for i := range spends {
 		sp := &spends[i]
-		r := s.lookupLocked(sp.Key)
+		r := s.lookupLocked(sp.Key, now)
 		refs = append(refs, r)
 		if sp.Limit <= 0 || sp.Amount <= 0 {
 			continue
@@ -347,24 +349,26 @@ func (s *Store) Add(_ context.Context, spends []state.Spend) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
-		s.addLocked(&spends[i], s.lookupLocked(spends[i].Key), now)
+		s.addLocked(&spends[i], s.lookupLocked(spends[i].Key, now), now)
 	}
 	return nil
 }
 
 // ref is where a key's counter is: c when it is full, else the key's hash
-// in small.
+// in small and where its entry was found.
 type ref struct {
 	c *counter
 	h uint64
+	l loc
 }
 
 // lookupLocked finds key's counter. s.mu must be held.
-func (s *Store) lookupLocked(key string) ref {
-	if c := s.counters[key]; c != nil {
-		return ref{c: c}
+func (s *Store) lookupLocked(key string, now int64) ref {
+	h := hashKey(key)
+	if c := s.counters[h]; c != nil {
+		return ref{c: c, h: h}
 	}
-	return ref{h: hashKey(key)}
+	return ref{h: h, l: s.small.locate(h, now)}
 }
 
 // sumLocked returns sp's window sum; r is sp.Key's lookup. s.mu must be
@@ -373,8 +377,8 @@ func (s *Store) sumLocked(sp *state.Spend, r ref, now int64) int64 {
 	if r.c != nil {
 		return r.c.sum(sp, now)
 	}
-	e, ok := s.small.get(r.h, now)
-	if !ok || int64(e.slot) > sp.Slot || int64(e.slot) <= sp.Slot-int64(sp.Slots) {
+	e := s.small.at(r.h, r.l)
+	if e == nil || !e.live(now) || int64(e.slot) > sp.Slot || int64(e.slot) <= sp.Slot-int64(sp.Slots) {
 		return 0
 	}
 	return int64(e.n)
@@ -391,7 +395,8 @@ func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
 	expires := now + int64(sp.TTL)
 	c := r.c
 	if c == nil {
-		if s.small.add(r.h, sp.Slot, sp.Amount, expires, now) {
+		if addAt(s.small.at(r.h, r.l), sp.Slot, sp.Amount, expires, now) ||
+			s.small.add(r.h, sp.Slot, sp.Amount, expires, now) {
 			if s.dir != "" {
 				if len(s.changedSmall) >= maxChangedSmall {
 					s.changedSmall, s.rewrite = s.changedSmall[:0], true
@@ -406,7 +411,7 @@ func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
 		if e, ok := s.small.take(r.h, now); ok {
 			c.slots = append(c.slots, slot{idx: int64(e.slot), n: int64(e.n), expires: e.expiresAt()})
 		}
-		s.counters[sp.Key] = c
+		s.counters[r.h] = c
 	}
 	c.add(sp.Slot, sp.Amount, expires, now)
 	if s.dir != "" && !c.changed {
@@ -425,7 +430,7 @@ func (s *Store) Sums(_ context.Context, spends []state.Spend) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
-		out[i] = s.sumLocked(&spends[i], s.lookupLocked(spends[i].Key), now)
+		out[i] = s.sumLocked(&spends[i], s.lookupLocked(spends[i].Key, now), now)
 	}
 	return out, nil
 }

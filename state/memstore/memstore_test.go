@@ -230,10 +230,10 @@ func TestPruneDropsExpiredSlots(t *testing.T) {
 func held(s *Store, key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.counters[key]; ok {
+	h := hashKey(key)
+	if _, ok := s.counters[h]; ok {
 		return true
 	}
-	h := hashKey(key)
 	sh := s.small.shard(h)
 	if len(sh.e) == 0 {
 		return false

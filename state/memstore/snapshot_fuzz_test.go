@@ -84,11 +84,15 @@ func checkLoaded(t *testing.T, s *Store) {
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for key, c := range s.counters {
+	for h, c := range s.counters {
+		key := c.key
+		if hashKey(key) != h {
+			t.Fatalf("counter %q held under hash %x, not its key's", key, h)
+		}
 		if len(c.slots) == 0 {
 			t.Fatalf("counter %q loaded without slots", key)
 		}
-		if _, ok := s.small.get(hashKey(key), now.UnixNano()); ok {
+		if _, ok := s.small.get(h, now.UnixNano()); ok {
 			t.Fatalf("counter %q loaded both full and small", key)
 		}
 		if !slices.IsSortedFunc(c.slots, func(a, b slot) int { return cmp.Compare(a.idx, b.idx) }) {
@@ -113,8 +117,8 @@ func dump(s *Store) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]any{}
-	for key, c := range s.counters {
-		out["c "+key] = append([]slot(nil), c.slots...)
+	for _, c := range s.counters {
+		out["c "+c.key] = append([]slot(nil), c.slots...)
 	}
 	now := s.clock.Now().UnixNano()
 	for i := range nShards {

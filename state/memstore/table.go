@@ -27,16 +27,22 @@ import (
 func hashKey(key string) uint64 {
 	const k1, k2 = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F
 	h := uint64(len(key)) * k1
+	word := func(i int) uint64 {
+		return uint64(key[i]) | uint64(key[i+1])<<8 | uint64(key[i+2])<<16 | uint64(key[i+3])<<24 |
+			uint64(key[i+4])<<32 | uint64(key[i+5])<<40 | uint64(key[i+6])<<48 | uint64(key[i+7])<<56
+	}
 	i := 0
 	for ; i+8 <= len(key); i += 8 {
-		w := uint64(key[i]) | uint64(key[i+1])<<8 | uint64(key[i+2])<<16 | uint64(key[i+3])<<24 |
-			uint64(key[i+4])<<32 | uint64(key[i+5])<<40 | uint64(key[i+6])<<48 | uint64(key[i+7])<<56
-		h = bits.RotateLeft64((h^w)*k1, 31) * k2
+		h = bits.RotateLeft64((h^word(i))*k1, 31) * k2
 	}
 	if i < len(key) {
 		var w uint64
-		for j := len(key) - 1; j >= i; j-- {
-			w = w<<8 | uint64(key[j])
+		if len(key) >= 8 {
+			w = word(len(key) - 8) // the last 8 bytes, overlapping the ones before
+		} else {
+			for j := len(key) - 1; j >= 0; j-- {
+				w = w<<8 | uint64(key[j])
+			}
 		}
 		h = bits.RotateLeft64((h^w)*k1, 31) * k2
 	}
@@ -110,7 +116,8 @@ type table struct {
 
 type shard struct {
 	e    []entry
-	used int // entries not empty, markers included
+	used int    // entries not empty, markers included
+	gen  uint32 // changes when entries move (resize), so a located index is stale
 }
 
 func (t *table) shard(h uint64) *shard { return &t.shards[h>>56] }
@@ -146,6 +153,62 @@ func (sh *shard) find(h uint64, now int64) (int, bool) {
 			free = i
 		}
 	}
+}
+
+// loc is where an entry was found: its index in its shard and the shard's
+// generation then. i is -1 when there was no entry.
+type loc struct {
+	i   int
+	gen uint32
+}
+
+// locate finds h's entry, for a later at: a Spend looks each counter up
+// once for its check and its add.
+func (t *table) locate(h uint64, now int64) loc {
+	sh := t.shard(h)
+	if len(sh.e) == 0 {
+		return loc{i: -1}
+	}
+	i, ok := sh.find(h, now)
+	if !ok {
+		return loc{i: -1}
+	}
+	return loc{i: i, gen: sh.gen}
+}
+
+// at returns h's entry where l found it, or nil if there was none or it
+// may have moved since.
+func (t *table) at(h uint64, l loc) *entry {
+	if l.i < 0 {
+		return nil
+	}
+	sh := t.shard(h)
+	if sh.gen != l.gen || sh.e[l.i].key() != h {
+		return nil
+	}
+	return &sh.e[l.i]
+}
+
+// addAt is add for an entry located by at: it adds amount in place when
+// the entry is live, holds slot and the sum fits, and reports whether it
+// did.
+func addAt(e *entry, slot, amount, expires, now int64) bool {
+	if e == nil || !e.live(now) || int64(e.slot) != slot {
+		return false
+	}
+	n := int64(e.n) + amount
+	if !fits32(n) {
+		return false
+	}
+	if expires > e.expiresAt() { // a division only when the expiry moves
+		exp, ok := compactExpiry(expires)
+		if !ok {
+			return false
+		}
+		e.exp = exp
+	}
+	e.n = int32(n)
+	return true
 }
 
 // get returns h's entry if its slot is live at now.
@@ -251,6 +314,7 @@ func (sh *shard) resize(now int64, size int) {
 	old := sh.e
 	sh.e = make([]entry, size)
 	sh.used = 0
+	sh.gen++
 	for i := range old {
 		e := &old[i]
 		if e.key() == 0 || !e.live(now) {
