@@ -302,3 +302,21 @@ func TestCorruptJournalLine(t *testing.T) {
 }
 
 var discard = slog.New(slog.DiscardHandler)
+
+// TestSameKeyTwiceInOneSpend: a key spent twice in one call, in two slots,
+// is promoted by the first spend; the second adds to the full counter, and
+// a restart reads both.
+func TestSameKeyTwiceInOneSpend(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewFake(t0)
+	const every = time.Second
+	s := open(t, Options{Dir: dir, Clock: clk, FlushEvery: every})
+	minute := func(slot, amount int64) state.Spend {
+		return state.Spend{Key: "k|rpm", Slot: slot, Slots: 6, Amount: amount, TTL: 2 * time.Minute}
+	}
+	mustSpend(t, s, minute(100, 1))
+	mustSpend(t, s, minute(101, 2), minute(102, 4))
+	checkSums(t, s, []int64{7}, minute(102, 0))
+	flushed(t, clk, every)
+	checkSums(t, restarted(t, dir, clk), []int64{7}, minute(102, 0))
+}

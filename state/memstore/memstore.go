@@ -395,8 +395,14 @@ func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
 	expires := now + int64(sp.TTL)
 	c := r.c
 	if c == nil {
-		if addAt(s.small.at(r.h, r.l), sp.Slot, sp.Amount, expires, now) ||
-			s.small.add(r.h, sp.Slot, sp.Amount, expires, now) {
+		added := addAt(s.small.at(r.h, r.l), sp.Slot, sp.Amount, expires, now)
+		if !added {
+			// An earlier spend of the same call may have promoted the
+			// key; else the table adds it, unless it needs a full counter.
+			c = s.counters[r.h]
+			added = c == nil && s.small.add(r.h, sp.Slot, sp.Amount, expires, now)
+		}
+		if added {
 			if s.dir != "" {
 				if len(s.changedSmall) >= maxChangedSmall {
 					s.changedSmall, s.rewrite = s.changedSmall[:0], true
@@ -405,6 +411,8 @@ func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
 			}
 			return
 		}
+	}
+	if c == nil {
 		// A second slot, or a value past 32 bits: promote to a full
 		// counter, which the journal names by its key from now on.
 		c = &counter{key: sp.Key, slots: make([]slot, 0, 2)}
