@@ -349,13 +349,37 @@ func (t *table) sweep(i int, now int64) {
 	}
 }
 
-// each calls fn with every live entry of shard i.
+// each calls fn with every live entry of shard i, in an order that jumps
+// across the shard. In the order of the array, entries come sorted by
+// their place, and a load that inserts them so into a shard still
+// growing piles them all into one cluster at its start: each insert then
+// walks the whole cluster (the file of a million visitors took 44 s to
+// load in array order, 7 s in this one).
 func (t *table) each(i int, now int64, fn func(h uint64, e entry)) {
-	for _, e := range t.shards[i].e {
-		if e.key() != 0 && e.live(now) {
+	es := t.shards[i].e
+	n := len(es)
+	if n == 0 {
+		return
+	}
+	step := n*5/8 | 1
+	for gcd(step, n) != 1 {
+		step += 2
+	}
+	for j, at := 0, 0; j < n; j++ {
+		if e := es[at]; e.key() != 0 && e.live(now) {
 			fn(e.key(), e)
 		}
+		if at += step; at >= n {
+			at -= n
+		}
 	}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // len returns how many live entries the table holds.
