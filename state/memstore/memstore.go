@@ -55,8 +55,10 @@ type Options struct {
 	// Clock tells the time for slot expiry and for the flush timer. Default
 	// clock.Real.
 	Clock clock.Clock
-	// FlushEvery is how often counts are snapshotted to Dir, and expired
-	// slots and rests pruned; it bounds the counts a crash loses. Default 1s.
+	// FlushEvery is how often the counts changed are appended to Dir's
+	// counters.json, a 256th of the compact table swept of expired
+	// counters, and ended rests pruned; it bounds the counts a crash
+	// loses. Default 1s.
 	FlushEvery time.Duration
 	// Logger hears when writing the files starts failing and when it works
 	// again. Default slog.Default().
@@ -136,9 +138,10 @@ type Store struct {
 
 var _ state.Store = (*Store)(nil)
 
-// Open returns a Store, loading the snapshot under o.Dir if there is one, and
-// starts its flusher. A snapshot that cannot be read is an error naming the
-// file; move the file away to start without it.
+// Open returns a Store, loading the files under o.Dir if there are any, and
+// starts its flusher. A file that cannot be read (but for the torn last
+// line a crash leaves in counters.json) is an error naming the file; move
+// the file away to start without it.
 func Open(o Options) (*Store, error) {
 	s := &Store{
 		clock:    o.Clock,
@@ -172,8 +175,8 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the flusher and writes a last snapshot of the counts, and of
-// the rests if their last write failed. The Store still answers afterwards,
+// Close stops the flusher and writes the counts changed since the last
+// flush, and the rests if their last write failed. The Store still answers afterwards,
 // in memory only. Close is idempotent.
 func (s *Store) Close() error {
 	var err error
