@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +130,49 @@ func mustParse(t *testing.T, u string) *redis.Options {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// BenchmarkCallersHeap drives distinct visitors through quota.Book on a
+// Redis store, each asking once under seed 000's per-visitor limits, and
+// reports the heap the instance keeps for them afterwards: the view of the
+// shared counters (view.go) and the local store that mirrors them, per
+// million visitors (issue 18). Each op is one visitor.
+//
+//	go test -run '^$' -bench CallersHeap -benchtime 100000x ./state/redisstore/
+func BenchmarkCallersHeap(b *testing.B) {
+	u := redisURL(b)
+	s := openStore(b, Options{URL: u, Namespace: newNamespace(b, u)})
+	if !s.Health().Connected {
+		b.Fatalf("store not connected to Redis: %s", s.Health().LastError)
+	}
+	book := quota.New(quota.Options{Store: s})
+	defer book.Close()
+	ctx := context.Background()
+	limits := config.CallerLimits{PerHour: 15, PerDay: 40, TokensDay: 50000, Concurrent: 2}
+	before := liveHeap()
+	i := 0
+	for b.Loop() {
+		p, err := book.Enter(ctx, quota.Ask{Caller: "visitor:" + strconv.Itoa(i), Limits: limits, SiteDay: 1 << 30, Tokens: 900})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := book.Leave(ctx, p, 700, true); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	mb := float64(int64(liveHeap())-int64(before)) / 1e6
+	s.mu.Lock()
+	slots := len(s.view)
+	s.mu.Unlock()
+	b.ReportMetric(mb*1e6/float64(i), "MB/1M-callers")
+	b.ReportMetric(float64(slots)/float64(i), "view-slots/caller")
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
