@@ -3,6 +3,7 @@ package memstore
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -319,4 +320,28 @@ func TestSameKeyTwiceInOneSpend(t *testing.T) {
 	checkSums(t, s, []int64{7}, minute(102, 0))
 	flushed(t, clk, every)
 	checkSums(t, restarted(t, dir, clk), []int64{7}, minute(102, 0))
+}
+
+// TestSpendDoesNotAllocateWithADir: with a Dir, a Spend also lists the
+// counters it changed for the next flush; once the list has grown to a
+// flush's worth, and is reused flush after flush, it allocates nothing.
+func TestSpendDoesNotAllocateWithADir(t *testing.T) {
+	s := open(t, Options{Dir: t.TempDir(), FlushEvery: time.Hour})
+	spends := []state.Spend{rpm(100, 1<<40, 1), rpd(20000, 1<<40, 1), callerDay(1, 100, 1)}
+	spends[0].Slot = 101 // a full counter: rpm gets a second slot
+	mustSpend(t, s, rpm(100, 0, 1))
+	for range 2000 {
+		mustSpend(t, s, spends...)
+	}
+	if err := s.flushCounts(); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, err := s.Spend(context.Background(), spends); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Spend allocates %v times per call, want 0", allocs)
+	}
 }
