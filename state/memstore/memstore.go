@@ -2,15 +2,28 @@
 // rests and pauses held in memory for one instance, and persisted under a
 // data folder so that a restart forgets neither a rest nor today's counts.
 //
-// Counts change on every request, so they are snapshotted every FlushEvery
-// (default one second) by write-then-rename into counters.json: a crash loses
-// at most that much counting. Rests and pauses change rarely and matter more,
-// so SetRest and ClearRest write rests.json before they return. Keeping them
-// in two files means a rest write never rewrites the counts and a counts
-// flush never races a rest write. A write that fails (a full disk) leaves
-// the change in effect in memory and the file marked dirty: the flusher
-// retries it every FlushEvery until it works (issue 10), and Health says so
-// meanwhile.
+// Counts change on every request, so they are written every FlushEvery
+// (default one second): a crash loses at most that much counting. What is
+// written is what changed: counters.json is a journal, a snapshot followed
+// by one line per counter changed since, appended each flush, so a flush
+// costs what the requests since the last one changed, not what the site
+// remembers (issue 18: 130,000 callers made a 16 MB file rewritten every
+// second). When the lines appended pass twice the last snapshot (and a
+// megabyte), the file is rewritten whole from memory by write-then-rename
+// and the journal starts again (journal.go). Rests and pauses change rarely
+// and matter more, so SetRest and ClearRest write rests.json before they
+// return. Keeping them in two files means a rest write never rewrites the
+// counts and a counts flush never races a rest write. A write that fails (a
+// full disk) leaves the change in effect in memory and the file marked
+// dirty: the flusher retries it every FlushEvery until it works (issue 10),
+// and Health says so meanwhile.
+//
+// Counts expire with their windows: a counter whose slots all passed their
+// TTL no longer counts, leaves memory within nShards/sweepShards flushes
+// (about four minutes) and is left out of the next rewrite. Most counters of a site
+// with many visitors have one slot (a visitor's day); they live in a compact
+// table of 20 bytes each, keyed by a hash of the key (table.go), and the
+// rest in a map of full counters.
 //
 // Notes (learned limits and latencies) go to notes.json within a
 // FlushEvery of a change, and at Close.
@@ -42,14 +55,18 @@ type Options struct {
 	// Clock tells the time for slot expiry and for the flush timer. Default
 	// clock.Real.
 	Clock clock.Clock
-	// FlushEvery is how often counts are snapshotted to Dir, and expired
-	// slots and rests pruned; it bounds the counts a crash loses. Default 1s.
+	// FlushEvery is how often the counts changed are appended to Dir's
+	// counters.json, a 256th of the compact table swept of expired
+	// counters, and ended rests pruned; it bounds the counts a crash
+	// loses. Default 1s.
 	FlushEvery time.Duration
 	// Logger hears when writing the files starts failing and when it works
 	// again. Default slog.Default().
 	Logger *slog.Logger
-	// Files writes the snapshot files. Default ReplaceFile (write, sync,
-	// rename); tests pass one that fails like a full disk.
+	// Files writes the files. Default Disk: write, sync, rename, and
+	// appends to counters.json. A FileWriter that is not also an
+	// AppendWriter gets counters.json rewritten whole at each flush that
+	// has changes; tests pass one that fails like a full disk.
 	Files FileWriter
 }
 
@@ -78,13 +95,32 @@ type Store struct {
 	// fileMu serializes writes of each file and keeps them in the order their
 	// contents were taken, so an older copy never overwrites a newer one.
 	countsFileMu sync.Mutex
+	flushBuf     []byte // the journal lines of a flush, kept for the next; guarded by countsFileMu
 	restsFileMu  sync.Mutex
 	notesFileMu  sync.Mutex
 
-	mu       sync.Mutex // guards counters, dirty, rests, restsDirty, notes, notesDirty, the errors
-	counters map[string]*counter
-	dirty    bool // counters changed since the last snapshot
-	rests    map[string]state.Rest
+	mu sync.Mutex // guards counters, small, changed, changedSmall, rewrite, journal, snapshot, sweepAt, rests, restsDirty, notes, notesDirty, the errors
+	// counters holds the counters that small cannot (more than one slot,
+	// or a value past 32 bits), by the same hash of their key (hashKey),
+	// so a Spend hashes each key once. A key is in counters or small,
+	// never both.
+	counters map[uint64]*counter
+	small    table
+	// changed and changedSmall are the counters changed since the last
+	// flush, to append to the journal: full ones each once (counter.changed),
+	// small ones by hash, repeated (sorted out at the flush). Kept only
+	// with a Dir.
+	changed      []*counter
+	changedSmall []uint64
+	// rewrite makes the next flush write counters.json whole: after a
+	// failed write (an append may have left a torn line), or a load that
+	// found an older format or a torn line.
+	rewrite bool
+	// journal is the bytes appended since counters.json was last written
+	// whole, snapshot the bytes that write took.
+	journal, snapshot int64
+	sweepAt           int // the next shard of small that prune sweeps
+	rests             map[string]state.Rest
 	// restsDirty is set while rests.json is behind the rests in memory (its
 	// last write failed); the flusher retries it (issue 10: a rest decided
 	// while the disk is full is written once it frees).
@@ -102,9 +138,10 @@ type Store struct {
 
 var _ state.Store = (*Store)(nil)
 
-// Open returns a Store, loading the snapshot under o.Dir if there is one, and
-// starts its flusher. A snapshot that cannot be read is an error naming the
-// file; move the file away to start without it.
+// Open returns a Store, loading the files under o.Dir if there are any, and
+// starts its flusher. A file that cannot be read (but for the torn last
+// line a crash leaves in counters.json) is an error naming the file; move
+// the file away to start without it.
 func Open(o Options) (*Store, error) {
 	s := &Store{
 		clock:    o.Clock,
@@ -112,7 +149,7 @@ func Open(o Options) (*Store, error) {
 		every:    o.FlushEvery,
 		logger:   o.Logger,
 		files:    o.Files,
-		counters: make(map[string]*counter),
+		counters: make(map[uint64]*counter),
 		rests:    make(map[string]state.Rest),
 		notes:    make(map[string]note),
 		stop:     make(chan struct{}),
@@ -127,7 +164,7 @@ func Open(o Options) (*Store, error) {
 		s.logger = slog.Default()
 	}
 	if s.files == nil {
-		s.files = FileWriterFunc(ReplaceFile)
+		s.files = Disk{}
 	}
 	if s.dir != "" {
 		if err := s.load(); err != nil {
@@ -138,8 +175,8 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the flusher and writes a last snapshot of the counts, and of
-// the rests if their last write failed. The Store still answers afterwards,
+// Close stops the flusher and writes the counts changed since the last
+// flush, and the rests if their last write failed. The Store still answers afterwards,
 // in memory only. Close is idempotent.
 func (s *Store) Close() error {
 	var err error
@@ -202,7 +239,9 @@ func (s *Store) persisted(file string, err error) {
 
 // counter is one Spend.Key's slots, sorted by index.
 type counter struct {
-	slots []slot
+	key     string
+	slots   []slot
+	changed bool // listed in Store.changed
 }
 
 type slot struct {
@@ -212,7 +251,7 @@ type slot struct {
 }
 
 // sum returns the total of the live slots in the window ending at sp.Slot.
-func (c *counter) sum(sp state.Spend, now int64) int64 {
+func (c *counter) sum(sp *state.Spend, now int64) int64 {
 	first := sp.Slot - int64(sp.Slots) + 1
 	var sum int64
 	for i := len(c.slots) - 1; i >= 0; i-- {
@@ -227,21 +266,20 @@ func (c *counter) sum(sp state.Spend, now int64) int64 {
 	return sum
 }
 
-// add adds sp.Amount to slot sp.Slot and keeps it for sp.TTL from now.
-func (c *counter) add(sp state.Spend, now int64) {
+// add adds amount to slot idx and keeps it until expires.
+func (c *counter) add(idx, amount, expires, now int64) {
 	c.dropExpired(now)
-	expires := now + int64(sp.TTL)
 	i := len(c.slots)
-	for i > 0 && c.slots[i-1].idx > sp.Slot {
+	for i > 0 && c.slots[i-1].idx > idx {
 		i--
 	}
-	if i > 0 && c.slots[i-1].idx == sp.Slot {
+	if i > 0 && c.slots[i-1].idx == idx {
 		sl := &c.slots[i-1]
-		sl.n += sp.Amount
+		sl.n += amount
 		sl.expires = max(sl.expires, expires)
 		return
 	}
-	c.slots = slices.Insert(c.slots, i, slot{idx: sp.Slot, n: sp.Amount, expires: expires})
+	c.slots = slices.Insert(c.slots, i, slot{idx: idx, n: amount, expires: expires})
 }
 
 // dropExpired removes expired slots, keeping the slice's capacity.
@@ -279,22 +317,29 @@ func (s *Store) Spend(_ context.Context, spends []state.Spend) (int, error) {
 		return -1, fmt.Errorf("memstore: spend: %w", err)
 	}
 	now := s.clock.Now().UnixNano()
+	// Each counter is looked up once, for its check and its add: a small
+	// one's key is hashed once.
+	var buf [16]ref
+	refs := buf[:0]
+	if len(spends) > len(buf) {
+		refs = make([]ref, 0, len(spends))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
 		sp := &spends[i]
+		r := s.lookupLocked(sp.Key, now)
+		refs = append(refs, r)
 		if sp.Limit <= 0 || sp.Amount <= 0 {
 			continue
 		}
-		var sum int64
-		if c := s.counters[sp.Key]; c != nil {
-			sum = c.sum(*sp, now)
-		}
-		if sum+sp.Amount > sp.Limit {
+		if s.sumLocked(sp, r, now)+sp.Amount > sp.Limit {
 			return i, nil
 		}
 	}
-	s.addLocked(spends, now)
+	for i := range spends {
+		s.addLocked(&spends[i], refs[i], now)
+	}
 	return -1, nil
 }
 
@@ -306,21 +351,84 @@ func (s *Store) Add(_ context.Context, spends []state.Spend) error {
 	now := s.clock.Now().UnixNano()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.addLocked(spends, now)
+	for i := range spends {
+		s.addLocked(&spends[i], s.lookupLocked(spends[i].Key, now), now)
+	}
 	return nil
 }
 
-func (s *Store) addLocked(spends []state.Spend, now int64) {
-	for i := range spends {
-		sp := &spends[i]
-		c := s.counters[sp.Key]
-		if c == nil {
-			c = &counter{slots: make([]slot, 0, 8)}
-			s.counters[sp.Key] = c
-		}
-		c.add(*sp, now)
+// ref is where a key's counter is: c when it is full, else the key's hash
+// in small and where its entry was found.
+type ref struct {
+	c *counter
+	h uint64
+	l loc
+}
+
+// lookupLocked finds key's counter. s.mu must be held.
+func (s *Store) lookupLocked(key string, now int64) ref {
+	h := hashKey(key)
+	if c := s.counters[h]; c != nil {
+		return ref{c: c, h: h}
 	}
-	s.dirty = true
+	return ref{h: h, l: s.small.locate(h, now)}
+}
+
+// sumLocked returns sp's window sum; r is sp.Key's lookup. s.mu must be
+// held.
+func (s *Store) sumLocked(sp *state.Spend, r ref, now int64) int64 {
+	if r.c != nil {
+		return r.c.sum(sp, now)
+	}
+	e := s.small.at(r.h, r.l)
+	if e == nil || !e.live(now) || int64(e.slot) > sp.Slot || int64(e.slot) <= sp.Slot-int64(sp.Slots) {
+		return 0
+	}
+	return int64(e.n)
+}
+
+// maxChangedSmall bounds the list of small counters changed while flushes
+// fail (a full disk for hours): past it, the list is dropped and the next
+// flush that works writes the whole file instead.
+const maxChangedSmall = 1 << 20
+
+// addLocked adds sp.Amount to its counter, in small while it fits there;
+// r is sp.Key's lookup, made under the same hold of s.mu.
+func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
+	expires := now + int64(sp.TTL)
+	c := r.c
+	if c == nil {
+		added := addAt(s.small.at(r.h, r.l), sp.Slot, sp.Amount, expires, now)
+		if !added {
+			// An earlier spend of the same call may have promoted the
+			// key; else the table adds it, unless it needs a full counter.
+			c = s.counters[r.h]
+			added = c == nil && s.small.add(r.h, sp.Slot, sp.Amount, expires, now)
+		}
+		if added {
+			if s.dir != "" {
+				if len(s.changedSmall) >= maxChangedSmall {
+					s.changedSmall, s.rewrite = s.changedSmall[:0], true
+				}
+				s.changedSmall = append(s.changedSmall, r.h)
+			}
+			return
+		}
+	}
+	if c == nil {
+		// A second slot, or a value past 32 bits: promote to a full
+		// counter, which the journal names by its key from now on.
+		c = &counter{key: sp.Key, slots: make([]slot, 0, 2)}
+		if e, ok := s.small.take(r.h, now); ok {
+			c.slots = append(c.slots, slot{idx: int64(e.slot), n: int64(e.n), expires: e.expiresAt()})
+		}
+		s.counters[r.h] = c
+	}
+	c.add(sp.Slot, sp.Amount, expires, now)
+	if s.dir != "" && !c.changed {
+		c.changed = true
+		s.changed = append(s.changed, c)
+	}
 }
 
 // Sums returns each spend's window sum.
@@ -333,9 +441,7 @@ func (s *Store) Sums(_ context.Context, spends []state.Spend) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
-		if c := s.counters[spends[i].Key]; c != nil {
-			out[i] = c.sum(spends[i], now)
-		}
+		out[i] = s.sumLocked(&spends[i], s.lookupLocked(spends[i].Key, now), now)
 	}
 	return out, nil
 }
@@ -405,6 +511,13 @@ func (s *Store) restsLocked(now time.Time, all bool) []state.Rest {
 	return out
 }
 
+// sweepShards is how many shards of small each prune sweeps: every
+// expired single-slot counter leaves memory within nShards/sweepShards
+// flushes (about four minutes by default), and a flush scans a 256th of the
+// counters, not all of them (a million callers: about 8,000 entries, tens
+// of microseconds).
+const sweepShards = 1
+
 // prune drops expired slots, empty counters and ended rests.
 func (s *Store) prune() {
 	now := s.clock.Now()
@@ -412,14 +525,14 @@ func (s *Store) prune() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for key, c := range s.counters {
-		n := len(c.slots)
 		c.dropExpired(nanos)
-		if len(c.slots) != n {
-			s.dirty = true
-		}
 		if len(c.slots) == 0 {
 			delete(s.counters, key)
 		}
+	}
+	for range sweepShards {
+		s.small.sweep(s.sweepAt, nanos)
+		s.sweepAt = (s.sweepAt + 1) % nShards
 	}
 	s.pruneNotesLocked(now)
 	// An ended rest stays in rests.json until the next rest write; load

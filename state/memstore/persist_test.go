@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,6 +27,22 @@ func (d *fullDisk) WriteFile(dir, name string, data []byte) error {
 		return &os.PathError{Op: "write", Path: filepath.Join(dir, name+".tmp"), Err: syscall.ENOSPC}
 	}
 	return ReplaceFile(dir, name, data)
+}
+
+func (d *fullDisk) AppendFile(dir, name string, data []byte) error {
+	if d.full.Load() {
+		// A full disk takes part of an append.
+		_ = Disk{}.AppendFile(dir, name, data[:len(data)/2])
+		return &os.PathError{Op: "write", Path: filepath.Join(dir, name), Err: syscall.ENOSPC}
+	}
+	return Disk{}.AppendFile(dir, name, data)
+}
+
+func (d *fullDisk) WriteFileFrom(dir, name string, write func(io.Writer) error) error {
+	if d.full.Load() {
+		return &os.PathError{Op: "write", Path: filepath.Join(dir, name+".tmp"), Err: syscall.ENOSPC}
+	}
+	return Disk{}.WriteFileFrom(dir, name, write)
 }
 
 // TestRestWrittenOnceTheDiskFrees: a rest and a pause set while the disk is

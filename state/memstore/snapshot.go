@@ -1,15 +1,15 @@
 package memstore
 
 import (
-	"cmp"
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/tollfree/tollfree/state"
@@ -19,10 +19,11 @@ import (
 const (
 	countersFile = "counters.json"
 	restsFile    = "rests.json"
-	fileVersion  = 1
+	fileVersion  = 1 // of rests.json and notes.json; counters.json: countersVersion
 )
 
-// countersJSON is the on-disk form of the counters.
+// countersJSON is counters.json as version 1 wrote it, one object rewritten
+// whole each flush; load migrates it (journal.go).
 type countersJSON struct {
 	Version  int                   `json:"version"`
 	Saved    time.Time             `json:"saved"`
@@ -40,43 +41,6 @@ type slotJSON struct {
 type restsJSON struct {
 	Version int          `json:"version"`
 	Rests   []state.Rest `json:"rests"`
-}
-
-// flushCounts writes counters.json if the counts changed since the last
-// write.
-func (s *Store) flushCounts() error {
-	if s.dir == "" {
-		return nil
-	}
-	s.countsFileMu.Lock()
-	defer s.countsFileMu.Unlock()
-	s.mu.Lock()
-	if !s.dirty {
-		s.mu.Unlock()
-		return nil
-	}
-	snap := countersJSON{Version: fileVersion, Saved: s.clock.Now().UTC(), Counters: make(map[string][]slotJSON, len(s.counters))}
-	for key, c := range s.counters {
-		slots := make([]slotJSON, len(c.slots))
-		for i, sl := range c.slots {
-			slots[i] = slotJSON{Slot: sl.idx, N: sl.n, Expires: time.Unix(0, sl.expires).UTC()}
-		}
-		snap.Counters[key] = slots
-	}
-	s.dirty = false
-	s.mu.Unlock()
-	data, err := json.Marshal(snap)
-	if err == nil {
-		err = s.files.WriteFile(s.dir, countersFile, data)
-	}
-	s.persisted(countersFile, err)
-	if err != nil {
-		s.mu.Lock()
-		s.dirty = true // try again at the next flush
-		s.mu.Unlock()
-		return fmt.Errorf("write %s: %w", countersFile, err)
-	}
-	return nil
 }
 
 // flushRests writes rests.json if its last write failed, so that a rest or
@@ -128,7 +92,16 @@ func (s *Store) writeRests(rests []state.Rest) error {
 // FileWriter: write a temporary file, sync it, rename it over the old one,
 // then sync the folder so the rename itself survives a power cut. A failure
 // leaves the old file whole and no temporary file behind.
-func ReplaceFile(dir, name string, data []byte) (err error) {
+func ReplaceFile(dir, name string, data []byte) error {
+	return replaceFrom(dir, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// replaceFrom is ReplaceFile with the content written by write, through a
+// buffer.
+func replaceFrom(dir, name string, write func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(dir, name+".tmp*")
 	if err != nil {
 		return err
@@ -139,7 +112,11 @@ func ReplaceFile(dir, name string, data []byte) (err error) {
 			_ = os.Remove(f.Name())
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {
@@ -158,6 +135,48 @@ func ReplaceFile(dir, name string, data []byte) (err error) {
 	return nil
 }
 
+// AppendWriter is a FileWriter that can also append to a file and replace
+// one from a stream: what lets counters.json be a journal. Disk is one.
+type AppendWriter interface {
+	FileWriter
+	// AppendFile appends data to dir/name, creating it, and syncs it.
+	AppendFile(dir, name string, data []byte) error
+	// WriteFileFrom replaces dir/name, as WriteFile does, with what write
+	// writes.
+	WriteFileFrom(dir, name string, write func(io.Writer) error) error
+}
+
+// Disk is the default Options.Files: ReplaceFile, and appends synced to
+// disk before they return.
+type Disk struct{}
+
+var _ AppendWriter = Disk{}
+
+// WriteFile is ReplaceFile.
+func (Disk) WriteFile(dir, name string, data []byte) error { return ReplaceFile(dir, name, data) }
+
+// WriteFileFrom replaces dir/name with what write writes, as ReplaceFile.
+func (Disk) WriteFileFrom(dir, name string, write func(io.Writer) error) error {
+	return replaceFrom(dir, name, write)
+}
+
+// AppendFile appends data to dir/name and syncs it.
+func (Disk) AppendFile(dir, name string, data []byte) error {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // load reads the files under s.dir, creating the folder if needed. Expired
 // slots and ended rests are left out.
 func (s *Store) load() error {
@@ -165,22 +184,8 @@ func (s *Store) load() error {
 		return fmt.Errorf("create data folder: %w", err)
 	}
 	now := s.clock.Now()
-	var counts countersJSON
-	if err := readJSON(filepath.Join(s.dir, countersFile), &counts,
-		"move it away to start with empty counters"); err != nil {
+	if err := s.loadCounts(now.UnixNano()); err != nil {
 		return err
-	}
-	for key, slots := range counts.Counters {
-		c := &counter{slots: make([]slot, 0, max(len(slots), 8))}
-		for _, sl := range slots {
-			if sl.Expires.After(now) {
-				c.slots = append(c.slots, slot{idx: sl.Slot, n: sl.N, expires: unixNanos(sl.Expires)})
-			}
-		}
-		slices.SortFunc(c.slots, func(a, b slot) int { return cmp.Compare(a.idx, b.idx) })
-		if len(c.slots) > 0 {
-			s.counters[key] = c
-		}
 	}
 	var rests restsJSON
 	if err := readJSON(filepath.Join(s.dir, restsFile), &rests,

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -27,6 +28,12 @@ func FuzzSnapshot(f *testing.F) {
 	// A clock set centuries ahead once wrapped the expiry around to the past.
 	f.Add([]byte(`{"version":1,"counters":{"a":[{"slot":1,"n":1,"expires":"3000-01-01T00:00:00Z"}]}}`), []byte(nil))
 	f.Add([]byte(`{"version":2}`), []byte(`{"rests":[]}`))
+	// Version 2: a snapshot, a journal, a torn last line.
+	f.Add([]byte("{\"version\":2,\"saved\":\"2026-11-29T12:00:00Z\"}\n"+
+		`{"k":"groq/llama|rpm","s":[[178048080,3,1764417720000000000],[178048081,1,1764417730000000000]]}`+"\n"+
+		`{"h":"9c1185a5c5e9fc54","s":[[494608,2,1764680400000000000]]}`+"\n"+
+		`{"k":"caller|day","s":[[494608,2,1764680400000000000]]}`+"\n"+
+		`{"h":"9c1185a5c5e9fc54","s":[[494608,5,17646`), []byte(nil))
 	f.Add([]byte(`{"version":1,"counters":null}`), []byte(`[]`))
 	f.Add([]byte(`{`), []byte(`{"version":1,"rests":[{"key":"\u00e9\u2028","until":"9999-12-31T23:59:59.999999999Z"}]}`))
 	f.Fuzz(func(t *testing.T, counters, rests []byte) {
@@ -51,7 +58,7 @@ func FuzzSnapshot(f *testing.F) {
 
 		// Save everything, as a running store would, then load it again.
 		s.mu.Lock()
-		s.dirty = true
+		s.rewrite = true
 		all := s.restsLocked(time.Time{}, true)
 		s.mu.Unlock()
 		if err := s.flushCounts(); err != nil {
@@ -77,9 +84,16 @@ func checkLoaded(t *testing.T, s *Store) {
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for key, c := range s.counters {
+	for h, c := range s.counters {
+		key := c.key
+		if hashKey(key) != h {
+			t.Fatalf("counter %q held under hash %x, not its key's", key, h)
+		}
 		if len(c.slots) == 0 {
 			t.Fatalf("counter %q loaded without slots", key)
+		}
+		if _, ok := s.small.get(h, now.UnixNano()); ok {
+			t.Fatalf("counter %q loaded both full and small", key)
 		}
 		if !slices.IsSortedFunc(c.slots, func(a, b slot) int { return cmp.Compare(a.idx, b.idx) }) {
 			t.Fatalf("counter %q: slots not sorted: %v", key, c.slots)
@@ -103,8 +117,12 @@ func dump(s *Store) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]any{}
-	for key, c := range s.counters {
-		out["c "+key] = append([]slot(nil), c.slots...)
+	for _, c := range s.counters {
+		out["c "+c.key] = append([]slot(nil), c.slots...)
+	}
+	now := s.clock.Now().UnixNano()
+	for i := range nShards {
+		s.small.each(i, now, func(h uint64, e entry) { out[fmt.Sprintf("h %016x", h)] = e })
 	}
 	for key, r := range s.rests {
 		r.Until, r.Since = r.Until.UTC(), r.Since.UTC()

@@ -34,6 +34,8 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 		{"SpendChecksEveryWindow", testSpendChecksEveryWindow},
 		{"SpendAllOrNothing", testSpendAllOrNothing},
 		{"SlidingWindow", testSlidingWindow},
+		{"WideValues", testWideValues},
+		{"OneSlotThenMore", testOneSlotThenMore},
 		{"LimitZeroCounts", testLimitZeroCounts},
 		{"NegativeAmountGivesBack", testNegativeAmountGivesBack},
 		{"AddNeverChecks", testAddNeverChecks},
@@ -130,6 +132,69 @@ func testSpendAllOrNothing(t *testing.T, s state.Store) {
 		minute("p", 7, 0, 0),
 		state.Spend{Key: "q", Slot: 40, Slots: 1, TTL: time.Hour},
 		minute("x", 7, 0, 0))
+}
+
+// testWideValues: counts, slots and amounts past 32 bits (a mute's weight
+// is 2^40; a store may keep small values more compactly, issue 18) count
+// and check exactly.
+func testWideValues(t *testing.T, s state.Store) {
+	const weight = int64(1) << 40
+	wide := func(slot, limit, amount int64) state.Spend {
+		return state.Spend{Key: "wide", Slot: slot, Slots: 2, Limit: limit, Amount: amount, TTL: time.Hour}
+	}
+	if got := spend(t, s, wide(1<<40, 0, 7)); got != -1 {
+		t.Fatalf("Spend at slot 2^40 = %d, want -1", got)
+	}
+	wantSums(t, s, []int64{7, 7, 0}, wide(1<<40, 0, 0), wide(1<<40+1, 0, 0), wide(1<<40+2, 0, 0))
+	if got := spend(t, s, wide(5, weight, weight-1)); got != -1 {
+		t.Fatalf("Spend 2^40-1 under limit 2^40 = %d, want -1", got)
+	}
+	if got := spend(t, s, wide(5, weight, 2)); got != 0 {
+		t.Errorf("Spend 2 more under limit 2^40 = %d, want 0", got)
+	}
+	if got := spend(t, s, wide(5, weight, 1)); got != -1 {
+		t.Errorf("Spend 1 more, to exactly 2^40 = %d, want -1", got)
+	}
+	wantSums(t, s, []int64{weight}, wide(5, 0, 0))
+	if err := s.Add(ctxFor(t), []state.Spend{wide(5, 0, -weight-3)}); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	wantSums(t, s, []int64{-3}, wide(5, 0, 0))
+}
+
+// testOneSlotThenMore: many counters that each hold one slot (visitors'
+// days), some of which then gain a second: every sum stays its own.
+func testOneSlotThenMore(t *testing.T, s state.Store) {
+	day := func(i int, slot, amount int64) state.Spend {
+		return state.Spend{Key: fmt.Sprintf("visitor:%d|day", i), Slot: slot, Slots: 24, Amount: amount, TTL: 25 * time.Hour}
+	}
+	const n = 200
+	var first []state.Spend
+	for i := range n {
+		first = append(first, day(i, 500, int64(i+1)))
+	}
+	if got := spend(t, s, first...); got != -1 {
+		t.Fatalf("Spend = %d, want -1", got)
+	}
+	for i := 0; i < n; i += 3 {
+		if got := spend(t, s, day(i, 501, 1000)); got != -1 {
+			t.Fatalf("Spend = %d, want -1", got)
+		}
+	}
+	var at []state.Spend
+	want := make([]int64, n)
+	for i := range n {
+		at = append(at, day(i, 501, 0))
+		want[i] = int64(i + 1)
+		if i%3 == 0 {
+			want[i] += 1000
+		}
+	}
+	wantSums(t, s, want, at...)
+	// The window ending at slot 524 no longer holds slot 500.
+	if got := sums(t, s, day(0, 524, 0), day(1, 524, 0)); !slices.Equal(got, []int64{1000, 0}) {
+		t.Errorf("Sums at slot 524 = %v, want [1000 0]", got)
+	}
 }
 
 func testSlidingWindow(t *testing.T, s state.Store) {
