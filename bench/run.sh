@@ -38,7 +38,8 @@
 # allocs0-<stamp>.pprof and allocs-<stamp>.pprof (allocations before and
 # after a counted load: `go tool pprof -base allocs0 allocs` is that load's)
 # and profile-<stamp>.txt, their top lists; cpu-stream-<stamp>.pprof for
-# streamed answers at 16 connections.
+# streamed answers at 16 connections; ttft-<stamp>.txt, the time to the
+# first token of each target (TTFT_N requests each, default 2000).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -71,7 +72,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$ROOT" && go build -o "$WORK/upstream" ./bench/upstream && go build -o "$WORK/proxy" ./bench/proxy && go build -o "$WORK/tollfree" ./cmd/tollfree)
+(cd "$ROOT" && go build -o "$WORK/upstream" ./bench/upstream && go build -o "$WORK/proxy" ./bench/proxy && go build -o "$WORK/ttft" ./bench/ttft && go build -o "$WORK/tollfree" ./cmd/tollfree)
 
 wait_up() { # wait_up URL: until it answers at all, 10 s at most
   for _ in $(seq 100); do
@@ -174,6 +175,22 @@ for stream in $([ "$LOAD" = 1 ] && echo 0) $([ "$LOAD$STREAMING" = 11 ] && echo 
   fi
 done
 
+# Time to the first token, streamed, the targets taken in turn on one
+# kept-alive connection each (bench/ttft): what the proxy and the gateway
+# (no limits; then limits on in Redis) add to the upstream's.
+if [ "$LOAD$STREAMING" = 11 ]; then
+  TTFT_N=${TTFT_N:-2000}
+  for gw in "gateway|gateway.yaml|" "gateway-redis|gateway-limits.yaml|$REDIS"; do
+    IFS='|' read -r name config redis <<<"$gw"
+    [ "$name" = gateway-redis ] && [ -z "$REDIS" ] && continue
+    start_gateway "$name" "$config" off "$redis"
+    echo "# time to first token, $TTFT_N requests each ($name)"
+    "$WORK/ttft" -n "$TTFT_N" direct="http://$MOCK_ADDR$URL_PATH" proxy="http://$PROXY_ADDR$URL_PATH" \
+      "$name=http://$GW_ADDR$URL_PATH" | tee -a "$TSV.ttft"
+    stop_gateway
+  done
+fi
+
 if [ "$PROFILE" = 1 ]; then
   start_gateway gateway-profiled gateway.yaml off "" -pprof "$PPROF_ADDR"
   lua=$LUA
@@ -221,6 +238,10 @@ fi
 [ "$LOAD" = 1 ] || { rm -f "$TSV.start"; exit 0; }
 cat "$TSV.start" >>"$TSV"; rm -f "$TSV.start"
 "$HERE/table.sh" "$TSV" >"$MD"
+if [ -s "$TSV.ttft" ]; then
+  { echo; echo "Time to first token (bench/ttft, ms; + = added to direct):"; echo; echo '```'; cat "$TSV.ttft"; echo '```'; } >>"$MD"
+  mv "$TSV.ttft" "$OUTDIR/ttft-$STAMP.txt"
+fi
 echo "# results: $TSV"
 echo "# table:   $MD"
 cat "$MD"
