@@ -54,7 +54,14 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 	if !who.Allows(ch.Name) {
 		return nil, fmt.Errorf("tollfree: key %s may use %s, not %s: %w", who.Key, strings.Join(who.Chains, ", "), ch.Name, caller.ErrChainNotAllowed)
 	}
-	pass, err := g.budget.Enter(ctx, g.callers.Ask(who, ch, quota.RequestTokens(c.Request, nil)))
+	pass, err := g.budget.Admit(ctx, g.callers.Ask(who, ch, quota.RequestTokens(c.Request, nil)))
+	if err == nil && g.gateFull() {
+		// A pass Admit left pending is checked with the first route's
+		// budget (one round trip to a shared store); but a request that
+		// is to wait for a turn is checked first, so that a caller's
+		// flood never crowds the gate's queue.
+		err = g.budget.Commit(ctx, pass)
+	}
 	if err != nil {
 		var le *quota.LimitError
 		switch {
@@ -77,6 +84,27 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 		return nil, fmt.Errorf("tollfree: %w", err)
 	}
 	return &turn{g: g, ctx: context.WithoutCancel(ctx), pass: pass, leave: leave}, nil
+}
+
+// gateFull reports whether a request would now wait for a turn at the
+// gate.
+func (g *Gateway) gateFull() bool {
+	in, waiting := g.gate.Load()
+	return waiting > 0 || in >= g.plan.Server.MaxRequests
+}
+
+// admitted makes the caller's spends that Admit left pending in the pass
+// ctx carries, if no route's Reserve made them, and returns the
+// *quota.LimitError that refused them, if any. A store that cannot answer
+// lets the request through.
+func (g *Gateway) admitted(ctx context.Context, p *quota.Pass) error {
+	err := g.budget.Commit(ctx, p)
+	var le *quota.LimitError
+	if err == nil || errors.As(err, &le) {
+		return err
+	}
+	g.logger.Warn("caller limits: the state store did not answer; letting the request through", "err", err)
+	return nil
 }
 
 // refund gives back what the caller limits counted for a request that was

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,6 +106,30 @@ type Pass struct {
 	tokens  []state.Spend // tokens-per-day windows, Amount as counted
 	counted []state.Spend // every other count Enter made, for Refund
 	done    atomic.Bool
+
+	// deferred marks a Pass Admit made without counting (admit.go); mu
+	// guards pend and refused, and the three lists above while pend is
+	// set.
+	deferred bool
+	mu       sync.Mutex
+	pend     *enter // the spends still to make; nil once made or dropped
+	refused  error  // the *LimitError that refused the spends, if any
+}
+
+// fill records what the spends of e counted, for Leave and Refund.
+func (p *Pass) fill(e *enter) {
+	for i, c := range e.checks {
+		switch {
+		case c.concurrent:
+			sp := e.spends[i]
+			sp.Amount, sp.Limit = -1, 0
+			p.release = append(p.release, sp)
+		case c.tokens:
+			p.tokens = append(p.tokens, e.spends[i])
+		default:
+			p.counted = append(p.counted, e.spends[i])
+		}
+	}
 }
 
 // muteWeight is what a mute adds to a caller's mute counter: far more than
@@ -136,6 +161,28 @@ type check struct {
 // returned wrapped together with a Pass (that gives nothing back): the
 // site answers while its store is down. A refused burst starts its mute.
 func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
+	e, err := b.asked(a)
+	if err != nil {
+		return nil, err
+	}
+	if len(e.spends) == 0 {
+		return &Pass{}, nil
+	}
+	failed, err := b.store.Spend(ctx, e.spends)
+	if err != nil {
+		return &Pass{}, fmt.Errorf("quota: admit: %w", err)
+	}
+	if failed >= 0 && failed < len(e.spends) {
+		return nil, b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
+	}
+	p := &Pass{}
+	p.fill(e)
+	return p, nil
+}
+
+// asked builds the spends of a, or refuses it at once when the site's day
+// is all reserved for owners.
+func (b *Book) asked(a Ask) (*enter, error) {
 	now := b.clock.Now()
 	site := int64(a.SiteDay)
 	if !a.Owner && site > 0 {
@@ -146,7 +193,7 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 			return nil, &LimitError{Scope: ScopeSite, Kind: KindDay, Window: 24 * time.Hour, RetryAt: day.firstExpiry()}
 		}
 	}
-	e := enter{now: now, lease: DefaultLease, tokens: int64(max(clampTokens(a.Tokens), 1))}
+	e := &enter{now: now, lease: DefaultLease, tokens: int64(max(clampTokens(a.Tokens), 1))}
 	if a.Lease > 0 {
 		e.lease = max(a.Lease.Truncate(time.Second), time.Second) // windows count whole seconds
 	}
@@ -165,30 +212,7 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 		}
 	}
 	e.add(check{scope: ScopeSite, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, siteKey, site, 1, site > 0)
-	if len(e.spends) == 0 {
-		return &Pass{}, nil
-	}
-	failed, err := b.store.Spend(ctx, e.spends)
-	if err != nil {
-		return &Pass{}, fmt.Errorf("quota: admit: %w", err)
-	}
-	if failed >= 0 && failed < len(e.spends) {
-		return nil, b.refusal(ctx, now, e.spends[failed], e.checks[failed])
-	}
-	p := &Pass{}
-	for i, c := range e.checks {
-		switch {
-		case c.concurrent:
-			sp := e.spends[i]
-			sp.Amount, sp.Limit = -1, 0
-			p.release = append(p.release, sp)
-		case c.tokens:
-			p.tokens = append(p.tokens, e.spends[i])
-		default:
-			p.counted = append(p.counted, e.spends[i])
-		}
-	}
-	return p, nil
+	return e, nil
 }
 
 // enter builds Enter's spends.
@@ -276,6 +300,7 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil
 	}
+	p.settle()
 	adds := p.release
 	if usageKnown {
 		for _, sp := range p.tokens {
@@ -288,7 +313,7 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	if len(adds) == 0 {
 		return nil
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: leave: %w", err)
 	}
 	return nil
@@ -303,6 +328,7 @@ func (b *Book) Refund(ctx context.Context, p *Pass) error {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil
 	}
+	p.settle()
 	adds := slices.Clone(p.release)
 	for _, sp := range append(slices.Clone(p.counted), p.tokens...) {
 		sp.Amount, sp.Limit = -sp.Amount, 0
@@ -311,7 +337,7 @@ func (b *Book) Refund(ctx context.Context, p *Pass) error {
 	if len(adds) == 0 {
 		return nil
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: refund: %w", err)
 	}
 	return nil

@@ -31,6 +31,8 @@ type Options struct {
 type Book struct {
 	store state.Store
 	clock clock.Clock
+	split state.SplitSpender // the Store's, when it has one (admit.go)
+	later state.Deferrer     // the Store's, when it has one (admit.go)
 
 	mu      sync.Mutex // guards learned
 	learned map[learnKey]learnedLimit
@@ -52,6 +54,8 @@ func New(o Options) *Book {
 		o.Clock = clock.Real{}
 	}
 	b := &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
+	b.split, _ = state.Find[state.SplitSpender](o.Store)
+	b.later, _ = state.Find[state.Deferrer](o.Store)
 	b.refreshed.Store(b.clock.Now().UnixNano())
 	b.loadLearned()
 	return b
@@ -141,11 +145,48 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	now := b.clock.Now()
 	b.maybeRefresh(now)
 	tokens = clampTokens(tokens) // so that window sums cannot overflow
+	if p := PassFrom(ctx); p != nil {
+		if res, made, err := b.reserveWith(ctx, p, r, tokens, margin, now); made {
+			return res, err
+		}
+	}
 	if !b.limited(r, now) {
 		// Neither the route nor its provider has a limit, configured or
 		// learned: there is nothing to check, and counting would only cost.
 		return nil, nil
 	}
+	return b.reserve(ctx, r, tokens, margin, now, nil, nil)
+}
+
+// reserveWith is Reserve under a Pass p that Admit left pending: p's
+// spends are made with the route's (see Admit). made is false when p's
+// spends were made already: Reserve then goes on alone. A refused p
+// refuses every Reserve made under it.
+func (b *Book) reserveWith(ctx context.Context, p *Pass, r *config.Route, tokens int, margin float64, now time.Time) (res *Reservation, made bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refused != nil {
+		return nil, true, p.refused
+	}
+	e := p.pend
+	if e == nil {
+		return nil, false, nil
+	}
+	p.pend = nil
+	if !b.limited(r, now) {
+		// Nothing to reserve: the caller's spends alone. A Store error
+		// lets the caller through, as Enter's does.
+		_ = b.commitLocked(ctx, p, e)
+		return nil, true, p.refused
+	}
+	res, err = b.reserve(ctx, r, tokens, margin, now, p, e)
+	return res, true, err
+}
+
+// reserve spends on route r's windows, and first, in the same call, the
+// spends e of the pending Pass p when there are any (see Admit). p.mu must
+// be held then.
+func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin float64, now time.Time, p *Pass, e *enter) (*Reservation, error) {
 	sc := scopes(r)
 	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
 	type meta struct {
@@ -174,7 +215,29 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	// than not at all.
 	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, spends: spends}
 	b.ledger.opened(res)
-	failed, err := b.store.Spend(ctx, spends)
+	var failed int
+	var err error
+	if e == nil {
+		failed, err = b.store.Spend(ctx, spends)
+	} else {
+		must := len(e.spends)
+		all := make([]state.Spend, 0, must+len(spends))
+		all = append(append(all, e.spends...), spends...)
+		failed, err = b.split.SpendSplit(ctx, all, must)
+		switch {
+		case err != nil:
+			// The caller goes through counting nothing, as with Enter.
+		case failed >= 0 && failed < must:
+			b.ledger.closed(res)
+			p.refused = b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
+			return nil, p.refused
+		default:
+			p.fill(e)
+			if failed >= must {
+				failed -= must
+			}
+		}
+	}
 	if err != nil {
 		b.ledger.closed(res)
 		return nil, fmt.Errorf("quota: reserve %s: %w", r.ID, err)
@@ -276,7 +339,7 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 		sp.Limit = 0
 		adds[i] = sp
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: settle %s: %w", res.Route, err)
 	}
 	return nil

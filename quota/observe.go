@@ -133,6 +133,22 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	if len(spends) == 0 {
 		return nil
 	}
+	if b.later != nil {
+		// Off the caller's path: the correction reads the counts after
+		// the adds queued before it (this answer's Settle among them).
+		ctx = context.WithoutCancel(ctx)
+		b.wg.Go(func() {
+			b.later.Flush(ctx)
+			_ = b.correct(ctx, r, spends, counted, now)
+		})
+		return nil
+	}
+	return b.correct(ctx, r, spends, counted, now)
+}
+
+// correct brings the windows spends to the counts the headers stated
+// (counted), by Observe's rule.
+func (b *Book) correct(ctx context.Context, r *config.Route, spends []state.Spend, counted []int64, now time.Time) error {
 	sums, err := b.store.Sums(ctx, spends)
 	if err != nil {
 		return fmt.Errorf("quota: observe %s: %w", r.ID, err)

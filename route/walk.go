@@ -55,6 +55,10 @@ type walk struct {
 	race  // the attempts of the round (attempt.go)
 	tally // what the round found, for the errors
 
+	// refusal is the caller's *quota.LimitError a reservation returned
+	// (pick): the walk ends with it.
+	refusal error
+
 	typed *typing // a typed answer's checks, nil when none (typed.go)
 	blips         // the polite retries (blip.go)
 }

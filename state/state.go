@@ -110,3 +110,52 @@ var ErrUnavailable = errors.New("state store unavailable")
 // disk say. The Store keeps retrying the write; until one succeeds, a crash
 // would lose the change. A caller treats the change as made and may warn.
 var ErrNotPersisted = errors.New("state change in effect but not yet written to disk")
+
+// SplitSpender is a Store that checks two groups of spends in one call: a
+// caller's limits and a route's budget in one round trip (issue 18). A
+// Store without it is asked with two Spends.
+type SplitSpender interface {
+	// SpendSplit checks spends[:must] as Spend does, all or nothing, and
+	// only if they were added checks and adds spends[must:] the same way.
+	// It returns -1 when every spend was added; the index of the first
+	// spend that failed otherwise: below must, nothing was added; must or
+	// above, spends[:must] were added and spends[must:] were not. Atomic
+	// like Spend.
+	SpendSplit(ctx context.Context, spends []Spend, must int) (failed int, err error)
+}
+
+// Deferrer is a Store that takes adds off the caller's path: the
+// corrections made after an answer (usage settled, a request in flight
+// given back, a header's correction), which nothing waits for.
+type Deferrer interface {
+	// AddLater queues an Add, applied within a few milliseconds together
+	// with the others queued meanwhile, and at the latest when the Store
+	// is closed. It never fails: an add the backend cannot take is applied
+	// as Add applies it when the backend is away. It keeps spends.
+	AddLater(spends []Spend)
+	// Flush returns once every add queued before it is applied.
+	Flush(ctx context.Context)
+}
+
+// Unwrapper is a Store wrapping another (a Store that scrubs what it
+// keeps, say): Find looks through it for an optional ability.
+type Unwrapper interface {
+	Unwrap() Store
+}
+
+// Find returns s, or the first Store s wraps (Unwrapper), that has the
+// optional ability T.
+func Find[T any](s Store) (T, bool) {
+	for s != nil {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+		u, ok := s.(Unwrapper)
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}

@@ -150,13 +150,20 @@ type Store struct {
 	psMu sync.Mutex    // guards ps
 	ps   *redis.PubSub // the current subscription, closed by Close
 
+	later laterQueue // adds applied off the caller's path (later.go)
+	trips roundTrips // counts round trips to Redis (later.go)
+
 	refresh   chan struct{} // asks the maintenance loop for a refresh now
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
 
-var _ state.Store = (*Store)(nil)
+var (
+	_ state.Store        = (*Store)(nil)
+	_ state.SplitSpender = (*Store)(nil)
+	_ state.Deferrer     = (*Store)(nil)
+)
 
 // Open returns a Store for o. It fails only on bad options: when Redis does
 // not answer, the Store starts on Local and connects later.
@@ -209,6 +216,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		cache:     make(map[string]state.Rest),
 		refresh:   make(chan struct{}, 1),
 	}
+	s.later.init()
+	s.client.AddHook(&s.trips)
 	if s.local == nil {
 		m, err := memstore.Open(memstore.Options{Clock: o.Clock, Logger: o.Logger})
 		if err != nil {
@@ -224,11 +233,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s.cancel = cancel
 	s.wg.Go(func() { s.maintainLoop(loopCtx) })
 	s.wg.Go(func() { s.subscribeLoop(loopCtx) })
+	s.wg.Go(func() { s.flushLoop(loopCtx) })
 	return s, nil
 }
 
-// Close stops the background goroutines and closes the Redis client, and
-// Local if Open made it. Close is idempotent.
+// Close stops the background goroutines, applies the adds still queued
+// (AddLater), and closes the Redis client, and Local if Open made it.
+// Close is idempotent.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
@@ -239,6 +250,7 @@ func (s *Store) Close() error {
 		}
 		s.psMu.Unlock()
 		s.wg.Wait()
+		s.closeLater()
 		s.leave()
 		if cerr := s.client.Close(); cerr != nil {
 			err = fmt.Errorf("redisstore: close: %w", cerr)
@@ -260,6 +272,9 @@ func (s *Store) Health() Health {
 func (s *Store) counterKey(key string, slot int64) string {
 	return s.tag + ":c:" + key + ":" + strconv.FormatInt(slot, 10)
 }
+
+// sumKey names the sum of a window's older slots (see spendScript).
+func (s *Store) sumKey(key string) string { return s.tag + ":o:" + key }
 
 func (s *Store) restKey(key string) string { return s.tag + ":rest:" + key }
 

@@ -1,0 +1,272 @@
+package redisstore
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollfree/tollfree/state"
+)
+
+// Adds made after an answer (a reservation settled with the usage
+// reported, a request in flight given back, a header's correction) are not
+// waited for by anyone: AddLater queues them, and one goroutine applies
+// what is queued in one script, merging the adds to the same slot. While a
+// batch is on its way to Redis the next one gathers, so under load a batch
+// carries many requests' adds for one round trip, and alone a request's
+// adds go at once (no timer to wait out). A batch Redis cannot take is
+// applied as Add applies it when Redis is away: to Local, pending, pushed
+// when Redis returns. Close applies what is left. Flush waits for what was
+// queued before it.
+
+// maxBatch is how many merged adds one script applies at most.
+const maxBatch = 256
+
+// laterQueue is the adds waiting to be applied. Whoever applies some (the
+// flusher, Flush, a Spend that carries them) takes them all at once as a
+// batch with a number, and marks it done once applied; Flush waits for the
+// batches taken before it.
+type laterQueue struct {
+	mu     sync.Mutex // guards every field but kick
+	done   sync.Cond  // on mu: a batch was applied
+	items  []state.Spend
+	closed bool   // Close began: AddLater applies at once
+	seq    uint64 // batches taken so far
+	// open holds the batches taken and not yet applied, each with the
+	// keys it gives back to (negative adds), nil for none.
+	open map[uint64]map[string]struct{}
+	kick chan struct{} // tells the flusher there is work; capacity 1
+}
+
+func (q *laterQueue) init() {
+	q.done.L = &q.mu
+	q.open = make(map[uint64]map[string]struct{})
+	q.kick = make(chan struct{}, 1)
+}
+
+// take takes what is queued as a batch (nil if nothing is), and returns its
+// number, and the number of the last batch taken so far (its own
+// included).
+func (q *laterQueue) take() (batch []state.Spend, seq, last uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return nil, 0, q.seq
+	}
+	q.seq++
+	var back map[string]struct{}
+	for _, sp := range q.items {
+		if sp.Amount < 0 {
+			if back == nil {
+				back = make(map[string]struct{})
+			}
+			back[sp.Key] = struct{}{}
+		}
+	}
+	q.open[q.seq] = back
+	batch, q.items = q.items, nil
+	return batch, q.seq, q.seq
+}
+
+// givingBack reports whether a batch up to last, not yet applied, gives
+// back to a counter of spends that is checked. q.mu must be held.
+func (q *laterQueue) givingBackLocked(last uint64, spends []state.Spend) bool {
+	for seq, back := range q.open {
+		if seq > last || back == nil {
+			continue
+		}
+		for i := range spends {
+			if spends[i].Limit <= 0 || spends[i].Amount <= 0 {
+				continue
+			}
+			if _, ok := back[spends[i].Key]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitGivenBack returns once no batch up to last that gives back to a
+// counter of spends near its limit (near) is still on its way.
+func (q *laterQueue) waitGivenBack(last uint64, spends []state.Spend, near func([]state.Spend) bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.givingBackLocked(last, spends) {
+		return
+	}
+	q.mu.Unlock()
+	isNear := near(spends)
+	q.mu.Lock()
+	if !isNear {
+		return
+	}
+	for q.givingBackLocked(last, spends) {
+		q.done.Wait()
+	}
+}
+
+// applied marks batch seq applied.
+func (q *laterQueue) applied(seq uint64) {
+	if seq == 0 {
+		return
+	}
+	q.mu.Lock()
+	delete(q.open, seq)
+	q.done.Broadcast()
+	q.mu.Unlock()
+}
+
+// wait returns once every batch up to last is applied.
+func (q *laterQueue) wait(last uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.openUpTo(last) {
+		q.done.Wait()
+	}
+}
+
+func (q *laterQueue) openUpTo(last uint64) bool {
+	for seq := range q.open {
+		if seq <= last {
+			return true
+		}
+	}
+	return false
+}
+
+// AddLater queues spends to be added soon (state.Deferrer). It never
+// blocks on Redis.
+func (s *Store) AddLater(spends []state.Spend) {
+	if len(spends) == 0 {
+		return
+	}
+	q := &s.later
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		s.applyBatch(context.Background(), spends)
+		return
+	}
+	q.items = append(q.items, spends...)
+	q.mu.Unlock()
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Flush applies every add queued before it, and returns when they are in
+// Redis (or, Redis away, in Local).
+func (s *Store) Flush(ctx context.Context) {
+	last := s.applyQueued(ctx)
+	s.later.wait(last)
+}
+
+// applyQueued applies what is queued, and returns the number of the last
+// batch taken so far.
+func (s *Store) applyQueued(ctx context.Context) uint64 {
+	batch, seq, last := s.later.take()
+	if len(batch) > 0 {
+		s.applyBatch(ctx, batch)
+	}
+	s.later.applied(seq)
+	return last
+}
+
+// flushLoop applies queued adds until ctx ends; Close then applies what
+// is left.
+func (s *Store) flushLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.later.kick:
+		}
+		s.applyQueued(context.Background())
+	}
+}
+
+// closeLater stops the queue (later adds apply at once) and applies what
+// is left.
+func (s *Store) closeLater() {
+	s.later.mu.Lock()
+	s.later.closed = true
+	s.later.mu.Unlock()
+	s.Flush(context.Background())
+}
+
+// applyBatch merges the adds to the same slot and applies them, maxBatch
+// at a time, with Add's fallback to Local.
+func (s *Store) applyBatch(ctx context.Context, items []state.Spend) {
+	merged := mergeAdds(items)
+	for len(merged) > 0 {
+		n := min(len(merged), maxBatch)
+		// Add never loses an add: what Redis does not take goes to Local,
+		// pending. Its error only says that Local failed too.
+		if err := s.Add(ctx, merged[:n]); err != nil {
+			s.logger.Warn("redisstore: adds queued after answers were not applied", "count", n, "error", errorText(err))
+		}
+		merged = merged[n:]
+	}
+}
+
+// mergeAdds sums the adds made to the same window slot, in the order each
+// slot was first added to, and drops those that sum to zero.
+func mergeAdds(items []state.Spend) []state.Spend {
+	type at struct {
+		key   string
+		slot  int64
+		slots int
+	}
+	idx := make(map[at]int, len(items))
+	out := make([]state.Spend, 0, len(items))
+	for _, sp := range items {
+		k := at{sp.Key, sp.Slot, sp.Slots}
+		if i, ok := idx[k]; ok {
+			out[i].Amount += sp.Amount
+			out[i].TTL = max(out[i].TTL, sp.TTL)
+			continue
+		}
+		idx[k] = len(out)
+		sp.Limit = 0
+		out = append(out, sp)
+	}
+	kept := out[:0]
+	for _, sp := range out {
+		if sp.Amount != 0 {
+			kept = append(kept, sp)
+		}
+	}
+	return kept
+}
+
+// roundTrips counts the commands and pipelines sent to Redis: what a
+// request costs in round trips (RoundTrips).
+type roundTrips struct{ n atomic.Uint64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+var _ redis.Hook = (*roundTrips)(nil)
+
+// RoundTrips returns how many commands and pipelines this Store has sent
+// to Redis since it opened, its subscription aside: a script's first run
+// on a server that does not know it yet counts two (EVALSHA, then EVAL).
+// Tests count a request's round trips with it.
+func (s *Store) RoundTrips() uint64 { return s.trips.n.Load() }
