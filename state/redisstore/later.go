@@ -38,6 +38,9 @@ type laterQueue struct {
 	// keys it gives back to (negative adds), nil for none.
 	open map[uint64]map[string]struct{}
 	kick chan struct{} // tells the flusher there is work; capacity 1
+	// onWait, set by tests only, is called when a spend starts waiting
+	// for a give-back on its way.
+	onWait func()
 }
 
 func (q *laterQueue) init() {
@@ -104,6 +107,9 @@ func (q *laterQueue) waitGivenBack(last uint64, spends []state.Spend, near func(
 		return
 	}
 	for q.givingBackLocked(last, spends) {
+		if q.onWait != nil {
+			q.onWait()
+		}
 		q.done.Wait()
 	}
 }
@@ -170,6 +176,9 @@ func (s *Store) Flush(ctx context.Context) {
 func (s *Store) applyQueued(ctx context.Context) uint64 {
 	batch, seq, last := s.later.take()
 	if len(batch) > 0 {
+		if s.hook != nil {
+			s.hook("batch") // a batch is on its way
+		}
 		s.applyBatch(ctx, batch)
 	}
 	s.later.applied(seq)

@@ -98,8 +98,10 @@ type Options struct {
 	Logger *slog.Logger
 
 	// hook, set by tests only, is called with "subscribed", "event" or
-	// "refreshed" after the rest cache changed that way, and with "view"
-	// after a connected tick read the counters.
+	// "refreshed" after the rest cache changed that way, with "view"
+	// after a connected tick read the counters, with "batch" before a
+	// batch of queued adds is applied, and with "waiting" when a spend
+	// waits for one (later.go).
 	hook func(what string)
 }
 
@@ -217,6 +219,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		refresh:   make(chan struct{}, 1),
 	}
 	s.later.init()
+	if o.hook != nil {
+		s.later.onWait = func() { o.hook("waiting") }
+	}
 	s.client.AddHook(&s.trips)
 	if s.local == nil {
 		m, err := memstore.Open(memstore.Options{Clock: o.Clock, Logger: o.Logger})
