@@ -252,30 +252,41 @@ func mergeAdds(items []state.Spend) []state.Spend {
 	return kept
 }
 
-// roundTrips counts the commands and pipelines sent to Redis: what a
-// request costs in round trips (RoundTrips).
-type roundTrips struct{ n atomic.Uint64 }
+// roundTrips counts the commands and pipelines sent to Redis under a
+// context that CountRoundTrips made.
+type roundTrips struct{}
 
-func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+// tripsKey is the context key of a round-trip counter.
+type tripsKey struct{}
 
-func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+// CountRoundTrips returns ctx carrying n: every command or pipeline sent to
+// Redis under it (or a context made from it) adds 1 to n. A script's first
+// run on a server that does not know it yet counts two (EVALSHA, then
+// EVAL). Tests count what one request costs with it.
+func CountRoundTrips(ctx context.Context, n *atomic.Int64) context.Context {
+	return context.WithValue(ctx, tripsKey{}, n)
+}
+
+func countTrip(ctx context.Context) {
+	if n, ok := ctx.Value(tripsKey{}).(*atomic.Int64); ok {
+		n.Add(1)
+	}
+}
+
+func (roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
+		countTrip(ctx)
 		return next(ctx, cmd)
 	}
 }
 
-func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
+		countTrip(ctx)
 		return next(ctx, cmds)
 	}
 }
 
-var _ redis.Hook = (*roundTrips)(nil)
-
-// RoundTrips returns how many commands and pipelines this Store has sent
-// to Redis since it opened, its subscription aside: a script's first run
-// on a server that does not know it yet counts two (EVALSHA, then EVAL).
-// Tests count a request's round trips with it.
-func (s *Store) RoundTrips() uint64 { return s.trips.n.Load() }
+var _ redis.Hook = roundTrips{}

@@ -153,7 +153,6 @@ type Store struct {
 	ps   *redis.PubSub // the current subscription, closed by Close
 
 	later laterQueue // adds applied off the caller's path (later.go)
-	trips roundTrips // counts round trips to Redis (later.go)
 
 	refresh   chan struct{} // asks the maintenance loop for a refresh now
 	cancel    context.CancelFunc
@@ -222,7 +221,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.hook != nil {
 		s.later.onWait = func() { o.hook("waiting") }
 	}
-	s.client.AddHook(&s.trips)
+	s.client.AddHook(roundTrips{})
 	if s.local == nil {
 		m, err := memstore.Open(memstore.Options{Clock: o.Clock, Logger: o.Logger})
 		if err != nil {
