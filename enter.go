@@ -18,7 +18,7 @@ import (
 
 // This file is the caller check, the first step of every request (issue
 // 12): who the caller is (package caller), whether its key may use the
-// chain, its caller limits (quota.Book.Enter: per caller, per caller in
+// chain, its caller limits (quota.Book.Admit: per caller, per caller in
 // the chain, per key, the site's day less the owner's reserve, in one
 // atomic spend every instance agrees on), and a turn at the gateway's own
 // cap (package gate). What it lets in is a turn, ended once the answer is
@@ -28,7 +28,12 @@ import (
 // The caller limits come before the gate, so that a caller's flood is
 // refused by its own limits (its requests at once, its burst) and never
 // crowds the gate's queue; a request let through that the gate then turns
-// away (busy) is refunded, since it got no answer.
+// away (busy) is refunded, since it got no answer. On a shared store
+// (Redis) the check is made with the first route's reservation instead, in
+// the same round trip (quota.Book.Admit): the request enters the gate
+// unchecked only while the gate has room; when it would wait, it is
+// checked first. A refusal found with the reservation answers the same
+// 429, with nothing spent on the route (serve.go, refusedLate).
 
 // turn is a request let in by the caller check. Its end gives back the
 // caller's request in flight and the gateway's turn, and settles the
@@ -54,7 +59,12 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 	if !who.Allows(ch.Name) {
 		return nil, fmt.Errorf("tollfree: key %s may use %s, not %s: %w", who.Key, strings.Join(who.Chains, ", "), ch.Name, caller.ErrChainNotAllowed)
 	}
-	pass, err := g.budget.Admit(ctx, g.callers.Ask(who, ch, quota.RequestTokens(c.Request, nil)))
+	ask := g.callers.Ask(who, ch, 0)
+	if ask.Limits.TokensDay > 0 || ask.ChainLimits.TokensDay > 0 || ask.KeyLimits.TokensDay > 0 {
+		// The estimate only counts where tokens a day are limited.
+		ask.Tokens = quota.RequestTokens(c.Request, nil)
+	}
+	pass, err := g.budget.Admit(ctx, ask)
 	if err == nil && g.gateFull() {
 		// A pass Admit left pending is checked with the first route's
 		// budget (one round trip to a shared store); but a request that

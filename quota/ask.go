@@ -116,8 +116,20 @@ type Pass struct {
 	refused  error  // the *LimitError that refused the spends, if any
 }
 
-// fill records what the spends of e counted, for Leave and Refund.
+// fill records what the spends of e counted, for Leave and Refund, in one
+// allocation.
 func (p *Pass) fill(e *enter) {
+	var nr, nt int
+	for _, c := range e.checks {
+		switch {
+		case c.concurrent:
+			nr++
+		case c.tokens:
+			nt++
+		}
+	}
+	buf := make([]state.Spend, 0, len(e.checks))
+	p.release, p.tokens, p.counted = buf[0:0:nr], buf[nr:nr:nr+nt], buf[nr+nt:nr+nt]
 	for i, c := range e.checks {
 		switch {
 		case c.concurrent:
@@ -149,8 +161,7 @@ type check struct {
 	limit       int64 // the limit to report
 	win         window
 	span        time.Duration // the window's length, for LimitError
-	mute        *state.Spend  // for a burst with a mute: the weight to add
-	muteWin     window
+	mute        *mute         // for a burst with a mute
 	tokens      bool
 	concurrent  bool
 }
@@ -194,6 +205,7 @@ func (b *Book) asked(a Ask) (*enter, error) {
 		}
 	}
 	e := &enter{now: now, lease: DefaultLease, tokens: int64(max(clampTokens(a.Tokens), 1))}
+	e.spends, e.checks = e.sbuf[:0], e.cbuf[:0]
 	if a.Lease > 0 {
 		e.lease = max(a.Lease.Truncate(time.Second), time.Second) // windows count whole seconds
 	}
@@ -215,13 +227,23 @@ func (b *Book) asked(a Ask) (*enter, error) {
 	return e, nil
 }
 
-// enter builds Enter's spends.
+// mute is what a refused burst adds to start its mute: the weight, and
+// the mute counter's window.
+type mute struct {
+	weight state.Spend
+	win    window
+}
+
+// enter builds Enter's spends: in its own arrays while they fit (a caller
+// scope and the site's day take five), one allocation in all.
 type enter struct {
 	now    time.Time
 	lease  time.Duration
 	tokens int64
 	spends []state.Spend
 	checks []check
+	sbuf   [8]state.Spend
+	cbuf   [8]check
 }
 
 // add appends a spend of amount on key with limit when on; c.limit, when
@@ -249,8 +271,7 @@ func (e *enter) scope(name, key string, l config.CallerLimits) {
 			// Every request adds 1 to the mute counter; a mute's weight
 			// in the window refuses every request until it drops out.
 			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key+"|mute", muteWeight, 1, true)
-			weight := mw.spend(key+"|mute", 0, muteWeight)
-			c.mute, c.muteWin = &weight, mw
+			c.mute = &mute{weight: mw.spend(key+"|mute", 0, muteWeight), win: mw}
 		}
 		e.add(c, key+"|burst", int64(bu.Count), 1, true)
 	}
@@ -274,12 +295,12 @@ func (b *Book) refusal(ctx context.Context, now time.Time, sp state.Spend, c che
 	case c.mute != nil:
 		// Too fast: mute. Two instances that both refuse add the weight
 		// twice, which mutes no longer.
-		if err := b.store.Add(ctx, []state.Spend{*c.mute}); err != nil {
+		if err := b.store.Add(ctx, []state.Spend{c.mute.weight}); err != nil {
 			// The refusal stands; the mute is lost with the store.
 			e.RetryAt = c.win.firstExpiry()
 			return e
 		}
-		e.RetryAt = c.muteWin.expiry(c.muteWin.slots - 1)
+		e.RetryAt = c.mute.win.expiry(c.mute.win.slots - 1)
 		return e
 	}
 	var err error
@@ -295,7 +316,9 @@ func (b *Book) refusal(ctx context.Context, now time.Time, sp state.Spend, c che
 
 // Leave ends p: it releases p's concurrent counts and, with usageKnown,
 // replaces the estimate counted on its tokens-per-day windows with used
-// (prompt and answer). A nil p, or a p already given back, does nothing.
+// (prompt and answer). A nil p, a p already given back, or one Admit left
+// pending (it counted nothing), does nothing. On a Store that queues adds
+// the changes are queued (see the package doc).
 func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) error {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil
@@ -323,7 +346,8 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 // for it is given back, its tokens and its place in the site's day too.
 // The gateway refunds a request it let through but then could not take
 // (busy, gate.ErrBusy): the caller did not get an answer, so it should not
-// lose one. A nil p, or a p already given back, does nothing.
+// lose one. A nil p, a p already given back, or one Admit left pending,
+// does nothing.
 func (b *Book) Refund(ctx context.Context, p *Pass) error {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil

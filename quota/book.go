@@ -113,14 +113,49 @@ type scope struct {
 	reset    config.Reset
 }
 
-func scopes(r *config.Route) []scope {
-	// The text of rest.RouteKey(r.ID) is r.ID itself; spelled so, scopes
-	// stays small enough to inline, and Reserve's slice off the heap.
-	s := []scope{{key: r.ID, limits: r.Limits, reset: r.Reset}}
+func scopes(r *config.Route) (s [2]scope, n int) {
+	// The text of rest.RouteKey(r.ID) is r.ID itself. An array, not a
+	// slice: Reserve's scopes stay on its stack.
+	s[0] = scope{key: r.ID, limits: r.Limits, reset: r.Reset}
 	if p := r.Provider; p != nil {
-		s = append(s, scope{key: rest.ProviderKey(p.Name).String(), provider: true, limits: p.Limits, reset: p.Reset})
+		s[1] = scope{key: providerKey(p.Name), provider: true, limits: p.Limits, reset: p.Reset}
+		return s, 2
 	}
-	return s
+	return s, 1
+}
+
+// keyCache holds the counter names and provider keys made so far: a route's
+// are the same at every request, and making them again would cost an
+// allocation each. It grows with the routes and providers of the plans
+// this process ran, never with callers.
+var keyCache sync.Map // string or counterName -> string
+
+type counterName struct {
+	scope string
+	k     kind
+}
+
+type providerName string
+
+// providerKey is rest.ProviderKey(name).String(), made once per name.
+func providerKey(name string) string {
+	if v, ok := keyCache.Load(providerName(name)); ok {
+		return v.(string)
+	}
+	k := rest.ProviderKey(name).String()
+	keyCache.Store(providerName(name), k)
+	return k
+}
+
+// routeCounter is counterKey for a route's or a provider's windows, made
+// once per scope and kind.
+func routeCounter(scopeKey string, k kind) string {
+	if v, ok := keyCache.Load(counterName{scopeKey, k}); ok {
+		return v.(string)
+	}
+	c := counterKey(scopeKey, k)
+	keyCache.Store(counterName{scopeKey, k}, c)
+	return c
 }
 
 func counterKey(scopeKey string, k kind) string { return scopeKey + "|" + k.String() }
@@ -141,6 +176,9 @@ func limitName(s scope, k kind) string {
 // reservation, and Settle(nil) does nothing. A route with no limit at all
 // (none configured for it or its provider, none learned from headers) is
 // not counted: Reserve returns nil, nil at once, as cheap as no budget.
+// Under a context carrying a Pass that Admit left pending (WithPass), the
+// caller's spends are made first in the same call: a refused caller gets
+// its *LimitError, and every later Reserve under that context too.
 func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin float64) (*Reservation, error) {
 	now := b.clock.Now()
 	b.maybeRefresh(now)
@@ -187,15 +225,25 @@ func (b *Book) reserveWith(ctx context.Context, p *Pass, r *config.Route, tokens
 // spends e of the pending Pass p when there are any (see Admit). p.mu must
 // be held then.
 func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin float64, now time.Time, p *Pass, e *enter) (*Reservation, error) {
-	sc := scopes(r)
-	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
-	type meta struct {
-		s scope
-		k kind
-		w window
-	}
-	metas := make([]meta, 0, cap(spends))
+	scArr, nsc := scopes(r)
+	sc := scArr[:nsc]
+	// The windows to spend on: counted first, so that spends is made
+	// once, at its size; which scope and kind each is, on the stack.
+	n := 0
 	for _, s := range sc {
+		for k := kind(0); k < nKinds; k++ {
+			if k.counted(s.limits) {
+				n++
+			}
+		}
+	}
+	type meta struct {
+		s uint8 // index in sc
+		k kind
+	}
+	var metas [2 * nKinds]meta
+	spends := make([]state.Spend, 0, n)
+	for si, s := range sc {
 		for k := kind(0); k < nKinds; k++ {
 			if !k.counted(s.limits) {
 				continue
@@ -206,8 +254,8 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 				amount = int64(tokens)
 			}
 			limit := allowed(b.limit(s, k, now), margin)
-			spends = append(spends, w.spend(counterKey(s.key, k), limit, amount))
-			metas = append(metas, meta{s, k, w})
+			metas[len(spends)] = meta{uint8(si), k}
+			spends = append(spends, w.spend(routeCounter(s.key, k), limit, amount))
 		}
 	}
 	// In flight before the store counts it: an Observe meanwhile then
@@ -245,16 +293,27 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	if failed >= 0 && failed < len(spends) {
 		b.ledger.closed(res)
 		m := metas[failed]
-		e := &SpentError{Route: r.ID, Limit: limitName(m.s, m.k)}
-		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], m.w)
+		s := sc[m.s]
+		w := windowFor(m.k, s.reset, now)
+		e := &SpentError{Route: r.ID, Limit: limitName(s, m.k)}
+		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], w)
 		if err != nil {
 			// The refusal stands; only its time is a guess.
-			e.Until = m.w.firstExpiry()
+			e.Until = w.firstExpiry()
 		}
 		return nil, e
 	}
-	for i, m := range metas {
-		if m.k.tokens() {
+	// The token windows, Settle's to correct: tpm and tpd always, the
+	// hour and month where counted.
+	nt := 0
+	for i := range spends {
+		if metas[i].k.tokens() {
+			nt++
+		}
+	}
+	res.tokenSpends = make([]state.Spend, 0, nt)
+	for i := range spends {
+		if metas[i].k.tokens() {
 			res.tokenSpends = append(res.tokenSpends, spends[i])
 		}
 	}
@@ -272,7 +331,8 @@ func (b *Book) limited(r *config.Route, now time.Time) bool {
 	if len(b.learned) == 0 {
 		return false
 	}
-	for _, s := range scopes(r) {
+	scArr, nsc := scopes(r)
+	for _, s := range scArr[:nsc] {
 		for k := kind(0); k < nKinds; k++ {
 			if l, ok := b.learned[learnKey{s.key, k}]; ok && l.limit > 0 && now.Sub(l.seen) < learnTTL {
 				return true
@@ -320,7 +380,8 @@ func (b *Book) until(ctx context.Context, sp state.Spend, w window) (time.Time, 
 // window it was counted in, in the slot it was counted in. With usageKnown
 // false the estimate stands. A nil res (no reservation was made) does
 // nothing, and the usage of a res is applied once only. The router settles
-// every reservation, and before it observes the response's headers.
+// every reservation, and before it observes the response's headers. On a
+// Store that queues adds the correction is queued (see the package doc).
 func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnown bool) error {
 	if res == nil {
 		return nil

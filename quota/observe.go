@@ -119,7 +119,11 @@ type reading struct {
 // both add the same raise (the next answer takes the extra back), and a
 // raise taken back leaves the ledger before the store, so two can never
 // take one back twice. No lock is held across the store's round trips. A
-// Store error is returned wrapped and changes nothing else.
+// Store error is returned wrapped and changes nothing else. On a Store that
+// queues adds (state.Deferrer) the limits are learned at once and the
+// counts read and corrected on a goroutine of the Book's, after the adds
+// queued before (this answer's Settle among them): Observe then returns
+// nil, and Close waits for it.
 func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) error {
 	if !hasRateLimitHeaders(h) {
 		return nil // most answers of most providers: nothing to parse
@@ -184,7 +188,8 @@ func (b *Book) correct(ctx context.Context, r *config.Route, spends []state.Spen
 // learn records the limits the readings name, and returns the windows
 // whose count they state, with that count (limit − remaining) for each.
 func (b *Book) learn(r *config.Route, readings []reading, now time.Time) (spends []state.Spend, counted []int64) {
-	sc := scopes(r)
+	scArr, nsc := scopes(r)
+	sc := scArr[:nsc]
 	for _, rd := range readings {
 		s := sc[0]
 		if rd.provider && len(sc) > 1 {

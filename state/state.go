@@ -14,6 +14,13 @@
 // 10-minute slots, a calendar month one slot named for the month. The
 // quota package decides the slots (quota/window.go); a Store only sums, checks and adds,
 // atomically.
+//
+// A Store may have optional abilities, found with Find (through a Store
+// that wraps another): SplitSpender checks a caller's limits and a route's
+// budget in one call, Deferrer takes the adds made after an answer off the
+// caller's path. The Redis store has both, so that a request costs one
+// round trip before its call; a Store without them is asked one call at a
+// time.
 package state
 
 import (

@@ -144,7 +144,8 @@ func (q *laterQueue) openUpTo(last uint64) bool {
 }
 
 // AddLater queues spends to be added soon (state.Deferrer). It never
-// blocks on Redis.
+// blocks on Redis. After Close it applies them at once (to Local, the
+// client being closed).
 func (s *Store) AddLater(spends []state.Spend) {
 	if len(spends) == 0 {
 		return
@@ -260,9 +261,10 @@ type roundTrips struct{}
 type tripsKey struct{}
 
 // CountRoundTrips returns ctx carrying n: every command or pipeline sent to
-// Redis under it (or a context made from it) adds 1 to n. A script's first
-// run on a server that does not know it yet counts two (EVALSHA, then
-// EVAL). Tests count what one request costs with it.
+// Redis under it (or a context made from it) adds 1 to n. What a server
+// that does not know a script yet costs once (the refused EVALSHA, the
+// SCRIPT LOAD) is not counted: it is no request's. Tests count what one
+// request costs with it.
 func CountRoundTrips(ctx context.Context, n *atomic.Int64) context.Context {
 	return context.WithValue(ctx, tripsKey{}, n)
 }
@@ -277,16 +279,31 @@ func (roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		countTrip(ctx)
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		if !scriptLoading(cmd) {
+			countTrip(ctx)
+		}
+		return err
 	}
 }
 
 func (roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if scriptLoading(cmd) {
+				return err
+			}
+		}
 		countTrip(ctx)
-		return next(ctx, cmds)
+		return err
 	}
+}
+
+// scriptLoading reports a command of a script's loading: SCRIPT LOAD, or
+// one the server refused for not knowing its script.
+func scriptLoading(cmd redis.Cmder) bool {
+	return cmd.Name() == "script" || redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT")
 }
 
 var _ redis.Hook = roundTrips{}

@@ -5,7 +5,14 @@
 //
 // Spend is one Lua script that sums every window, checks every limit and only
 // then adds, atomically on the server, so two instances never together pass
-// a cap. Rests are keys that expire with the rest; a pause set by hand has no
+// a cap. SpendSplit is the same script checking two groups, the second only
+// once the first was added (a caller's limits and a route's budget in one
+// round trip). A window of many slots (a rolling day has 25) is read as
+// three keys: its current slot, the one before, and the kept sum of the
+// older ones (scripts.go). AddLater queues the adds made after an answer;
+// they are applied in batches off the caller's path, or with the next
+// spend in the same round trip, and at Close; a spend near its limit waits
+// for a give-back already on its way (later.go). Rests are keys that expire with the rest; a pause set by hand has no
 // expiry. Every change to a rest is published on the channel {ns}:events, and
 // each instance keeps a local copy of the rests current from that channel
 // (and from a full read at most every second, and at once after a
@@ -14,7 +21,8 @@
 // # Keys and Cluster
 //
 // Every key carries one hash tag per deployment, the namespace: counters are
-// {ns}:c:<key>:<slot>, rests {ns}:rest:<key>, the index of rests {ns}:rests.
+// {ns}:c:<key>:<slot>, the sums of their older slots {ns}:o:<key>, rests
+// {ns}:rest:<key>, the index of rests {ns}:rests.
 // On a Redis Cluster every key of a deployment therefore lives in one slot,
 // on one shard. That is what lets one script check a route's counter and its
 // provider's counter together; the cost is that a deployment's state cannot
