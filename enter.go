@@ -44,6 +44,8 @@ type turn struct {
 	pass  *quota.Pass
 	leave func() // the gate's
 	once  sync.Once
+	req   *llm.Request // the request entered, and its estimate (-1: none made)
+	est   int
 }
 
 // enter runs the caller check for a call on ch. It returns the turn, or
@@ -60,9 +62,12 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 		return nil, fmt.Errorf("tollfree: key %s may use %s, not %s: %w", who.Key, strings.Join(who.Chains, ", "), ch.Name, caller.ErrChainNotAllowed)
 	}
 	ask := g.callers.Ask(who, ch, 0)
+	est := -1
 	if ask.Limits.TokensDay > 0 || ask.ChainLimits.TokensDay > 0 || ask.KeyLimits.TokensDay > 0 {
-		// The estimate only counts where tokens a day are limited.
-		ask.Tokens = quota.RequestTokens(c.Request, nil)
+		// The estimate only counts where tokens a day are limited; the
+		// router reads it again from the turn's context (estimate).
+		est = quota.Estimate(c.Request)
+		ask.Tokens = quota.AddTokens(est, quota.ExpectedOutput(c.Request.MaxTokens, nil))
 	}
 	pass, err := g.budget.Admit(ctx, ask)
 	if err == nil && g.gateFull() {
@@ -93,7 +98,17 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 		g.refund(ctx, ch, pass)
 		return nil, fmt.Errorf("tollfree: %w", err)
 	}
-	return &turn{g: g, ctx: context.WithoutCancel(ctx), pass: pass, leave: leave}, nil
+	return &turn{g: g, ctx: context.WithoutCancel(ctx), pass: pass, leave: leave, req: c.Request, est: est}, nil
+}
+
+// routing is the context the turn's request is routed under: carrying the
+// pass Admit left pending (made with the first reservation) and the
+// request's estimate when enter made one.
+func (t *turn) routing(ctx context.Context) context.Context {
+	if t.est >= 0 {
+		ctx = quota.WithEstimate(ctx, t.req, t.est)
+	}
+	return quota.WithPass(ctx, t.pass)
 }
 
 // gateFull reports whether a request would now wait for a turn at the

@@ -130,7 +130,7 @@ func (g *Gateway) serve(ctx context.Context, ch *config.Chain, c *Call, id strin
 		}
 		return fallbackAnswer(by, text, id), nil
 	}
-	a, err := g.answer(quota.WithPass(ctx, t.pass), ch, c, id)
+	a, err := g.answer(t.routing(ctx), ch, c, id)
 	if rerr := g.admitted(ctx, t.pass); rerr != nil {
 		return g.refusedLate(ctx, ch, c, id, t, rerr)
 	}
@@ -207,7 +207,7 @@ func (g *Gateway) serveStream(ctx context.Context, ch *config.Chain, c *Call, id
 		return fallbackStream(by, text, id, false), nil
 	}
 	start := g.clock.Now()
-	as, err := g.answerStream(quota.WithPass(ctx, t.pass), ch, c, id)
+	as, err := g.answerStream(t.routing(ctx), ch, c, id)
 	if rerr := g.admitted(ctx, t.pass); rerr != nil {
 		if as != nil {
 			_ = as.Close() // nothing was called: a fallback's or the cache's
