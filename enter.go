@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/gate"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 )
@@ -115,7 +116,11 @@ func (t *turn) routing(ctx context.Context) context.Context {
 // gate.
 func (g *Gateway) gateFull() bool {
 	in, waiting := g.gate.Load()
-	return waiting > 0 || in >= g.plan.Server.MaxRequests
+	limit := g.plan.Server.MaxRequests
+	if limit <= 0 {
+		limit = gate.DefaultMax // as gate.New makes it
+	}
+	return waiting > 0 || in >= limit
 }
 
 // admitted makes the caller's spends that Admit left pending in the pass

@@ -108,7 +108,9 @@ func (p *Pass) settle() {
 }
 
 // add applies adds made after an answer: queued on a Store that defers
-// them, at once on any other.
+// them, at once on any other. Each add keeps its window's Limit (an Add
+// does not check it): a Store that queues may apply a give-back to a
+// window near its limit at once instead (see redisstore's AddLater).
 func (b *Book) add(ctx context.Context, adds []state.Spend) error {
 	if b.later != nil {
 		b.later.AddLater(adds)

@@ -134,7 +134,7 @@ func (p *Pass) fill(e *enter) {
 		switch {
 		case c.concurrent:
 			sp := e.spends[i]
-			sp.Amount, sp.Limit = -1, 0
+			sp.Amount = -1 // Limit kept: see giveBack
 			p.release = append(p.release, sp)
 		case c.tokens:
 			p.tokens = append(p.tokens, e.spends[i])
@@ -328,7 +328,7 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	if usageKnown {
 		for _, sp := range p.tokens {
 			if d := int64(clampTokens(used)) - sp.Amount; d != 0 {
-				sp.Amount, sp.Limit = d, 0
+				sp.Amount = d // Limit kept: see giveBack
 				adds = append(adds[:len(adds):len(adds)], sp)
 			}
 		}
@@ -355,7 +355,7 @@ func (b *Book) Refund(ctx context.Context, p *Pass) error {
 	p.settle()
 	adds := slices.Clone(p.release)
 	for _, sp := range append(slices.Clone(p.counted), p.tokens...) {
-		sp.Amount, sp.Limit = -sp.Amount, 0
+		sp.Amount = -sp.Amount // Limit kept: see giveBack
 		adds = append(adds, sp)
 	}
 	if len(adds) == 0 {

@@ -396,8 +396,7 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 	}
 	adds := make([]state.Spend, len(res.tokenSpends))
 	for i, sp := range res.tokenSpends {
-		sp.Amount = delta
-		sp.Limit = 0
+		sp.Amount = delta // Limit kept: see giveBack
 		adds[i] = sp
 	}
 	if err := b.add(ctx, adds); err != nil {

@@ -138,7 +138,10 @@ type Deferrer interface {
 	// AddLater queues an Add, applied within a few milliseconds together
 	// with the others queued meanwhile, and at the latest when the Store
 	// is closed. It never fails: an add the backend cannot take is applied
-	// as Add applies it when the backend is away. It keeps spends.
+	// as Add applies it when the backend is away. A spend's Limit, which
+	// Add ignores, says how near its window is to refusing: a Store may
+	// apply a give-back (a negative Amount) to a window near its Limit at
+	// once, so that every instance sees it before the caller asks again.
 	AddLater(spends []Spend)
 	// Flush returns once every add queued before it is applied.
 	Flush(ctx context.Context)

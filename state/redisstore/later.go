@@ -16,10 +16,20 @@ import (
 // what is queued in one script, merging the adds to the same slot. While a
 // batch is on its way to Redis the next one gathers, so under load a batch
 // carries many requests' adds for one round trip, and alone a request's
-// adds go at once (no timer to wait out). A batch Redis cannot take is
-// applied as Add applies it when Redis is away: to Local, pending, pushed
-// when Redis returns. Close applies what is left. Flush waits for what was
-// queued before it.
+// adds go at once (no timer to wait out). A spend takes what is queued
+// along, in the same round trip (a pipeline of the two scripts, the adds
+// first), so that it counts them. A batch Redis cannot take is applied as
+// Add applies it when Redis is away: to Local, pending, pushed when Redis
+// returns; one whose reply timed out may have been applied by Redis too,
+// and is then counted twice, as a timed-out Spend is. Close applies what
+// is left. Flush waits for what was queued before it.
+//
+// A batch on its way (taken, not yet applied) may hold a give-back (a
+// negative add: a request in flight released, tokens settled lower) that
+// a spend after it needs: a caller allowed one request at a time asks
+// again as soon as its answer came. So a spend whose window would not pass
+// by the view (view.go) waits for the batches taken before it that give
+// back to its counters; far from its limits, it never waits.
 
 // maxBatch is how many merged adds one script applies at most.
 const maxBatch = 256
@@ -150,6 +160,12 @@ func (s *Store) AddLater(spends []state.Spend) {
 	if len(spends) == 0 {
 		return
 	}
+	if s.givesBackNear(spends) {
+		// Every instance must see it before the caller asks again:
+		// applied now, the caller's answer waiting one round trip.
+		s.applyBatch(context.Background(), spends)
+		return
+	}
 	q := &s.later
 	q.mu.Lock()
 	if q.closed {
@@ -163,6 +179,37 @@ func (s *Store) AddLater(spends []state.Spend) {
 	case q.kick <- struct{}{}:
 	default:
 	}
+}
+
+// givesBackNear reports whether spends give back (a negative Amount) to a
+// window past half its Limit by the view: a caller allowed a few requests
+// at once, or near its tokens for the day, whose next request may go to
+// another instance. Far from their limits, give-backs are queued.
+func (s *Store) givesBackNear(spends []state.Spend) bool {
+	if !s.up.Load() {
+		return false
+	}
+	near := false
+	for i := range spends {
+		if spends[i].Amount < 0 && spends[i].Limit > 0 {
+			near = true
+		}
+	}
+	if !near {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	for _, sp := range spends {
+		if sp.Amount >= 0 || sp.Limit <= 0 {
+			continue
+		}
+		if seen, own := s.windowLocked(sp, now); 2*(seen+own) > sp.Limit {
+			return true
+		}
+	}
+	return false
 }
 
 // Flush applies every add queued before it, and returns when they are in
