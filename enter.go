@@ -12,13 +12,14 @@ import (
 
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/gate"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 )
 
 // This file is the caller check, the first step of every request (issue
 // 12): who the caller is (package caller), whether its key may use the
-// chain, its caller limits (quota.Book.Enter: per caller, per caller in
+// chain, its caller limits (quota.Book.Admit: per caller, per caller in
 // the chain, per key, the site's day less the owner's reserve, in one
 // atomic spend every instance agrees on), and a turn at the gateway's own
 // cap (package gate). What it lets in is a turn, ended once the answer is
@@ -28,7 +29,12 @@ import (
 // The caller limits come before the gate, so that a caller's flood is
 // refused by its own limits (its requests at once, its burst) and never
 // crowds the gate's queue; a request let through that the gate then turns
-// away (busy) is refunded, since it got no answer.
+// away (busy) is refunded, since it got no answer. On a shared store
+// (Redis) the check is made with the first route's reservation instead, in
+// the same round trip (quota.Book.Admit): the request enters the gate
+// unchecked only while the gate has room; when it would wait, it is
+// checked first. A refusal found with the reservation answers the same
+// 429, with nothing spent on the route (serve.go, refusedLate).
 
 // turn is a request let in by the caller check. Its end gives back the
 // caller's request in flight and the gateway's turn, and settles the
@@ -39,6 +45,8 @@ type turn struct {
 	pass  *quota.Pass
 	leave func() // the gate's
 	once  sync.Once
+	req   *llm.Request // the request entered, and its estimate (-1: none made)
+	est   int
 }
 
 // enter runs the caller check for a call on ch. It returns the turn, or
@@ -54,7 +62,22 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 	if !who.Allows(ch.Name) {
 		return nil, fmt.Errorf("tollfree: key %s may use %s, not %s: %w", who.Key, strings.Join(who.Chains, ", "), ch.Name, caller.ErrChainNotAllowed)
 	}
-	pass, err := g.budget.Enter(ctx, g.callers.Ask(who, ch, quota.RequestTokens(c.Request, nil)))
+	ask := g.callers.Ask(who, ch, 0)
+	est := -1
+	if ask.Limits.TokensDay > 0 || ask.ChainLimits.TokensDay > 0 || ask.KeyLimits.TokensDay > 0 {
+		// The estimate only counts where tokens a day are limited; the
+		// router reads it again from the turn's context (estimate).
+		est = quota.Estimate(c.Request)
+		ask.Tokens = quota.AddTokens(est, quota.ExpectedOutput(c.Request.MaxTokens, nil))
+	}
+	pass, err := g.budget.Admit(ctx, ask)
+	if err == nil && g.gateFull() {
+		// A pass Admit left pending is checked with the first route's
+		// budget (one round trip to a shared store); but a request that
+		// is to wait for a turn is checked first, so that a caller's
+		// flood never crowds the gate's queue.
+		err = g.budget.Commit(ctx, pass)
+	}
 	if err != nil {
 		var le *quota.LimitError
 		switch {
@@ -76,7 +99,42 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 		g.refund(ctx, ch, pass)
 		return nil, fmt.Errorf("tollfree: %w", err)
 	}
-	return &turn{g: g, ctx: context.WithoutCancel(ctx), pass: pass, leave: leave}, nil
+	return &turn{g: g, ctx: context.WithoutCancel(ctx), pass: pass, leave: leave, req: c.Request, est: est}, nil
+}
+
+// routing is the context the turn's request is routed under: carrying the
+// pass Admit left pending (made with the first reservation) and the
+// request's estimate when enter made one.
+func (t *turn) routing(ctx context.Context) context.Context {
+	if t.est >= 0 {
+		ctx = quota.WithEstimate(ctx, t.req, t.est)
+	}
+	return quota.WithPass(ctx, t.pass)
+}
+
+// gateFull reports whether a request would now wait for a turn at the
+// gate.
+func (g *Gateway) gateFull() bool {
+	in, waiting := g.gate.Load()
+	limit := g.plan.Server.MaxRequests
+	if limit <= 0 {
+		limit = gate.DefaultMax // as gate.New makes it
+	}
+	return waiting > 0 || in >= limit
+}
+
+// admitted makes the caller's spends that Admit left pending in the pass
+// ctx carries, if no route's Reserve made them, and returns the
+// *quota.LimitError that refused them, if any. A store that cannot answer
+// lets the request through.
+func (g *Gateway) admitted(ctx context.Context, p *quota.Pass) error {
+	err := g.budget.Commit(ctx, p)
+	var le *quota.LimitError
+	if err == nil || errors.As(err, &le) {
+		return err
+	}
+	g.logger.Warn("caller limits: the state store did not answer; letting the request through", "err", err)
+	return nil
 }
 
 // refund gives back what the caller limits counted for a request that was

@@ -130,13 +130,29 @@ func (g *Gateway) serve(ctx context.Context, ch *config.Chain, c *Call, id strin
 		}
 		return fallbackAnswer(by, text, id), nil
 	}
-	a, err := g.answer(ctx, ch, c, id)
+	a, err := g.answer(t.routing(ctx), ch, c, id)
+	if rerr := g.admitted(ctx, t.pass); rerr != nil {
+		return g.refusedLate(ctx, ch, c, id, t, rerr)
+	}
 	if err != nil {
 		t.end(0, false) // the estimate stands: attempts may have spent it
 		return nil, err
 	}
 	t.end(spent(a.ServedBy, a.Usage, a.UsageKnown))
 	return a, nil
+}
+
+// refusedLate answers a request whose caller limits refused it after the
+// gate let it in: a pass Admit left pending, refused with the first
+// route's budget (no route was called) or by admitted. It ends the turn,
+// which gives nothing back (nothing was counted), and answers as refused.
+func (g *Gateway) refusedLate(ctx context.Context, ch *config.Chain, c *Call, id string, t *turn, err error) (*Answer, error) {
+	t.end(0, false)
+	by, text, err := g.refused(ctx, ch, c, err)
+	if err != nil {
+		return nil, err
+	}
+	return fallbackAnswer(by, text, id), nil
 }
 
 // answer is Serve past the caller check: the cache, the routes, the
@@ -148,6 +164,9 @@ func (g *Gateway) answer(ctx context.Context, ch *config.Chain, c *Call, id stri
 	start := g.clock.Now()
 	res, err := g.router.Chat(ctx, ch, id, c.Request)
 	if err != nil {
+		if rerr := g.admitted(ctx, quota.PassFrom(ctx)); rerr != nil {
+			return nil, rerr // the caller's limits: no fallback
+		}
 		by, text, err := g.unanswered(ctx, ch, c, err)
 		if err != nil {
 			return nil, err
@@ -188,7 +207,17 @@ func (g *Gateway) serveStream(ctx context.Context, ch *config.Chain, c *Call, id
 		return fallbackStream(by, text, id, false), nil
 	}
 	start := g.clock.Now()
-	as, err := g.answerStream(ctx, ch, c, id)
+	as, err := g.answerStream(t.routing(ctx), ch, c, id)
+	if rerr := g.admitted(ctx, t.pass); rerr != nil {
+		if as != nil {
+			_ = as.Close() // nothing was called: a fallback's or the cache's
+		}
+		a, err := g.refusedLate(ctx, ch, c, id, t, rerr)
+		if err != nil {
+			return nil, err
+		}
+		return fallbackStream(a.ServedBy, a.Content, id, false), nil
+	}
 	if err != nil {
 		t.end(0, false)
 		return nil, err
@@ -210,6 +239,11 @@ func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, i
 	}
 	key, cacheable := g.cacheKey(ch, c)
 	if cacheable {
+		// A cached or shared answer calls no route: the caller's limits
+		// are checked first, alone.
+		if err := g.admitted(ctx, quota.PassFrom(ctx)); err != nil {
+			return nil, err
+		}
 		if e, hit := g.cache.Get(ctx, key); hit {
 			g.recordHit(id, ch, e)
 			g.obs.Request(ch.Name, outcomeCached, 0)
@@ -218,6 +252,9 @@ func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, i
 	}
 	rs, err := g.router.Stream(ctx, ch, id, c.Request)
 	if err != nil {
+		if rerr := g.admitted(ctx, quota.PassFrom(ctx)); rerr != nil {
+			return nil, rerr // the caller's limits: no fallback
+		}
 		by, text, err := g.unanswered(ctx, ch, c, err)
 		if err != nil {
 			return nil, err
@@ -366,6 +403,11 @@ func (g *Gateway) cacheKey(ch *config.Chain, c *Call) (cache.Key, bool) {
 // no call and no quota; identical requests in flight at once share one
 // upstream call.
 func (g *Gateway) serveCached(ctx context.Context, ch *config.Chain, c *Call, id string, key cache.Key) (*Answer, error) {
+	// A hit or a shared call calls no route, and the call made for several
+	// is not one caller's: the caller's limits are checked first, alone.
+	if err := g.admitted(ctx, quota.PassFrom(ctx)); err != nil {
+		return nil, err
+	}
 	start := g.clock.Now()
 	e, hit, shared, err := g.cache.Do(ctx, key, ch.CacheTTL, func(ctx context.Context) (*cache.Entry, bool, error) {
 		res, err := g.router.Chat(ctx, ch, id, c.Request)

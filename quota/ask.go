@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,6 +106,42 @@ type Pass struct {
 	tokens  []state.Spend // tokens-per-day windows, Amount as counted
 	counted []state.Spend // every other count Enter made, for Refund
 	done    atomic.Bool
+
+	// deferred marks a Pass Admit made without counting (admit.go); mu
+	// guards pend and refused, and the three lists above while pend is
+	// set.
+	deferred bool
+	mu       sync.Mutex
+	pend     *enter // the spends still to make; nil once made or dropped
+	refused  error  // the *LimitError that refused the spends, if any
+}
+
+// fill records what the spends of e counted, for Leave and Refund, in one
+// allocation.
+func (p *Pass) fill(e *enter) {
+	var nr, nt int
+	for _, c := range e.checks {
+		switch {
+		case c.concurrent:
+			nr++
+		case c.tokens:
+			nt++
+		}
+	}
+	buf := make([]state.Spend, 0, len(e.checks))
+	p.release, p.tokens, p.counted = buf[0:0:nr], buf[nr:nr:nr+nt], buf[nr+nt:nr+nt]
+	for i, c := range e.checks {
+		switch {
+		case c.concurrent:
+			sp := e.spends[i]
+			sp.Amount = -1 // Limit kept: see giveBack
+			p.release = append(p.release, sp)
+		case c.tokens:
+			p.tokens = append(p.tokens, e.spends[i])
+		default:
+			p.counted = append(p.counted, e.spends[i])
+		}
+	}
 }
 
 // muteWeight is what a mute adds to a caller's mute counter: far more than
@@ -124,8 +161,7 @@ type check struct {
 	limit       int64 // the limit to report
 	win         window
 	span        time.Duration // the window's length, for LimitError
-	mute        *state.Spend  // for a burst with a mute: the weight to add
-	muteWin     window
+	mute        *mute         // for a burst with a mute
 	tokens      bool
 	concurrent  bool
 }
@@ -136,6 +172,28 @@ type check struct {
 // returned wrapped together with a Pass (that gives nothing back): the
 // site answers while its store is down. A refused burst starts its mute.
 func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
+	e, err := b.asked(a)
+	if err != nil {
+		return nil, err
+	}
+	if len(e.spends) == 0 {
+		return &Pass{}, nil
+	}
+	failed, err := b.store.Spend(ctx, e.spends)
+	if err != nil {
+		return &Pass{}, fmt.Errorf("quota: admit: %w", err)
+	}
+	if failed >= 0 && failed < len(e.spends) {
+		return nil, b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
+	}
+	p := &Pass{}
+	p.fill(e)
+	return p, nil
+}
+
+// asked builds the spends of a, or refuses it at once when the site's day
+// is all reserved for owners.
+func (b *Book) asked(a Ask) (*enter, error) {
 	now := b.clock.Now()
 	site := int64(a.SiteDay)
 	if !a.Owner && site > 0 {
@@ -146,7 +204,8 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 			return nil, &LimitError{Scope: ScopeSite, Kind: KindDay, Window: 24 * time.Hour, RetryAt: day.firstExpiry()}
 		}
 	}
-	e := enter{now: now, lease: DefaultLease, tokens: int64(max(clampTokens(a.Tokens), 1))}
+	e := &enter{now: now, lease: DefaultLease, tokens: int64(max(clampTokens(a.Tokens), 1))}
+	e.spends, e.checks = e.sbuf[:0], e.cbuf[:0]
 	if a.Lease > 0 {
 		e.lease = max(a.Lease.Truncate(time.Second), time.Second) // windows count whole seconds
 	}
@@ -165,39 +224,26 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 		}
 	}
 	e.add(check{scope: ScopeSite, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, siteKey, site, 1, site > 0)
-	if len(e.spends) == 0 {
-		return &Pass{}, nil
-	}
-	failed, err := b.store.Spend(ctx, e.spends)
-	if err != nil {
-		return &Pass{}, fmt.Errorf("quota: admit: %w", err)
-	}
-	if failed >= 0 && failed < len(e.spends) {
-		return nil, b.refusal(ctx, now, e.spends[failed], e.checks[failed])
-	}
-	p := &Pass{}
-	for i, c := range e.checks {
-		switch {
-		case c.concurrent:
-			sp := e.spends[i]
-			sp.Amount, sp.Limit = -1, 0
-			p.release = append(p.release, sp)
-		case c.tokens:
-			p.tokens = append(p.tokens, e.spends[i])
-		default:
-			p.counted = append(p.counted, e.spends[i])
-		}
-	}
-	return p, nil
+	return e, nil
 }
 
-// enter builds Enter's spends.
+// mute is what a refused burst adds to start its mute: the weight, and
+// the mute counter's window.
+type mute struct {
+	weight state.Spend
+	win    window
+}
+
+// enter builds Enter's spends: in its own arrays while they fit (a caller
+// scope and the site's day take five), one allocation in all.
 type enter struct {
 	now    time.Time
 	lease  time.Duration
 	tokens int64
 	spends []state.Spend
 	checks []check
+	sbuf   [8]state.Spend
+	cbuf   [8]check
 }
 
 // add appends a spend of amount on key with limit when on; c.limit, when
@@ -225,8 +271,7 @@ func (e *enter) scope(name, key string, l config.CallerLimits) {
 			// Every request adds 1 to the mute counter; a mute's weight
 			// in the window refuses every request until it drops out.
 			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key+"|mute", muteWeight, 1, true)
-			weight := mw.spend(key+"|mute", 0, muteWeight)
-			c.mute, c.muteWin = &weight, mw
+			c.mute = &mute{weight: mw.spend(key+"|mute", 0, muteWeight), win: mw}
 		}
 		e.add(c, key+"|burst", int64(bu.Count), 1, true)
 	}
@@ -250,12 +295,12 @@ func (b *Book) refusal(ctx context.Context, now time.Time, sp state.Spend, c che
 	case c.mute != nil:
 		// Too fast: mute. Two instances that both refuse add the weight
 		// twice, which mutes no longer.
-		if err := b.store.Add(ctx, []state.Spend{*c.mute}); err != nil {
+		if err := b.store.Add(ctx, []state.Spend{c.mute.weight}); err != nil {
 			// The refusal stands; the mute is lost with the store.
 			e.RetryAt = c.win.firstExpiry()
 			return e
 		}
-		e.RetryAt = c.muteWin.expiry(c.muteWin.slots - 1)
+		e.RetryAt = c.mute.win.expiry(c.mute.win.slots - 1)
 		return e
 	}
 	var err error
@@ -271,16 +316,19 @@ func (b *Book) refusal(ctx context.Context, now time.Time, sp state.Spend, c che
 
 // Leave ends p: it releases p's concurrent counts and, with usageKnown,
 // replaces the estimate counted on its tokens-per-day windows with used
-// (prompt and answer). A nil p, or a p already given back, does nothing.
+// (prompt and answer). A nil p, a p already given back, or one Admit left
+// pending (it counted nothing), does nothing. On a Store that queues adds
+// the changes are queued (see the package doc).
 func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) error {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil
 	}
+	p.settle()
 	adds := p.release
 	if usageKnown {
 		for _, sp := range p.tokens {
 			if d := int64(clampTokens(used)) - sp.Amount; d != 0 {
-				sp.Amount, sp.Limit = d, 0
+				sp.Amount = d // Limit kept: see giveBack
 				adds = append(adds[:len(adds):len(adds)], sp)
 			}
 		}
@@ -288,7 +336,7 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	if len(adds) == 0 {
 		return nil
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: leave: %w", err)
 	}
 	return nil
@@ -298,20 +346,22 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 // for it is given back, its tokens and its place in the site's day too.
 // The gateway refunds a request it let through but then could not take
 // (busy, gate.ErrBusy): the caller did not get an answer, so it should not
-// lose one. A nil p, or a p already given back, does nothing.
+// lose one. A nil p, a p already given back, or one Admit left pending,
+// does nothing.
 func (b *Book) Refund(ctx context.Context, p *Pass) error {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil
 	}
+	p.settle()
 	adds := slices.Clone(p.release)
 	for _, sp := range append(slices.Clone(p.counted), p.tokens...) {
-		sp.Amount, sp.Limit = -sp.Amount, 0
+		sp.Amount = -sp.Amount // Limit kept: see giveBack
 		adds = append(adds, sp)
 	}
 	if len(adds) == 0 {
 		return nil
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: refund: %w", err)
 	}
 	return nil

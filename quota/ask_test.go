@@ -65,9 +65,13 @@ func (r *askRig) refused(what string, a Ask, want string, retryAt time.Duration)
 
 func (r *askRig) leave(p *Pass, used int, known bool) {
 	r.t.Helper()
-	if err := r.book().Leave(context.Background(), p, used, known); err != nil {
+	b := r.book()
+	if err := b.Leave(context.Background(), p, used, known); err != nil {
 		r.t.Fatalf("Leave: %v", err)
 	}
+	// On Redis the give-back is queued: the other instances see it once
+	// it is applied, within a round trip (Book.Flush).
+	b.Flush(context.Background())
 }
 
 // askScenarios are the caller limits, each shown on a fresh store.
@@ -93,9 +97,11 @@ func scenarioRefund(r *askRig) {
 		Limits: config.CallerLimits{PerHour: 1, TokensDay: 1000, Concurrent: 1, Burst: config.Burst{Count: 1, Within: time.Minute, Mute: time.Hour}}}
 	for i := range 3 {
 		p := r.pass(fmt.Sprintf("asked and refunded, %d", i+1), v)
-		if err := r.book().Refund(context.Background(), p); err != nil {
+		b := r.book()
+		if err := b.Refund(context.Background(), p); err != nil {
 			r.t.Fatalf("Refund: %v", err)
 		}
+		b.Flush(context.Background())
 		r.leave(p, 0, true) // after a Refund, Leave gives back nothing more
 	}
 	// Each limit above is 1 (the tokens' 1000 holds one estimate): had a

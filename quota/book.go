@@ -31,6 +31,8 @@ type Options struct {
 type Book struct {
 	store state.Store
 	clock clock.Clock
+	split state.SplitSpender // the Store's, when it has one (admit.go)
+	later state.Deferrer     // the Store's, when it has one (admit.go)
 
 	mu      sync.Mutex // guards learned
 	learned map[learnKey]learnedLimit
@@ -53,6 +55,8 @@ func New(o Options) *Book {
 		o.Clock = clock.Real{}
 	}
 	b := &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
+	b.split, _ = state.Find[state.SplitSpender](o.Store)
+	b.later, _ = state.Find[state.Deferrer](o.Store)
 	b.refreshed.Store(b.clock.Now().UnixNano())
 	b.loadLearned()
 	return b
@@ -110,14 +114,49 @@ type scope struct {
 	reset    config.Reset
 }
 
-func scopes(r *config.Route) []scope {
-	// The text of rest.RouteKey(r.ID) is r.ID itself; spelled so, scopes
-	// stays small enough to inline, and Reserve's slice off the heap.
-	s := []scope{{key: r.ID, limits: r.Limits, reset: r.Reset}}
+func scopes(r *config.Route) (s [2]scope, n int) {
+	// The text of rest.RouteKey(r.ID) is r.ID itself. An array, not a
+	// slice: Reserve's scopes stay on its stack.
+	s[0] = scope{key: r.ID, limits: r.Limits, reset: r.Reset}
 	if p := r.Provider; p != nil {
-		s = append(s, scope{key: rest.ProviderKey(p.Name).String(), provider: true, limits: p.Limits, reset: p.Reset})
+		s[1] = scope{key: providerKey(p.Name), provider: true, limits: p.Limits, reset: p.Reset}
+		return s, 2
 	}
-	return s
+	return s, 1
+}
+
+// keyCache holds the counter names and provider keys made so far: a route's
+// are the same at every request, and making them again would cost an
+// allocation each. It grows with the routes and providers of the plans
+// this process ran, never with callers.
+var keyCache sync.Map // string or counterName -> string
+
+type counterName struct {
+	scope string
+	k     kind
+}
+
+type providerName string
+
+// providerKey is rest.ProviderKey(name).String(), made once per name.
+func providerKey(name string) string {
+	if v, ok := keyCache.Load(providerName(name)); ok {
+		return v.(string)
+	}
+	k := rest.ProviderKey(name).String()
+	keyCache.Store(providerName(name), k)
+	return k
+}
+
+// routeCounter is counterKey for a route's or a provider's windows, made
+// once per scope and kind.
+func routeCounter(scopeKey string, k kind) string {
+	if v, ok := keyCache.Load(counterName{scopeKey, k}); ok {
+		return v.(string)
+	}
+	c := counterKey(scopeKey, k)
+	keyCache.Store(counterName{scopeKey, k}, c)
+	return c
 }
 
 func counterKey(scopeKey string, k kind) string { return scopeKey + "|" + k.String() }
@@ -138,28 +177,85 @@ func limitName(s scope, k kind) string {
 // reservation, and Settle(nil) does nothing. A route with no limit at all
 // (none configured for it or its provider, none learned from headers) is
 // not counted: Reserve returns nil, nil at once, as cheap as no budget.
+// Under a context carrying a Pass that Admit left pending (WithPass), the
+// caller's spends are made first in the same call: a refused caller gets
+// its *LimitError, and every later Reserve under that context too.
 func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin float64) (*Reservation, error) {
 	now := b.clock.Now()
 	b.maybeRefresh(now)
 	tokens = clampTokens(tokens) // so that window sums cannot overflow
+	if p := PassFrom(ctx); p != nil {
+		if res, made, err := b.reserveWith(ctx, p, r, tokens, margin, now); made {
+			return res, err
+		}
+	}
 	if !b.limited(r, now) {
 		// Neither the route nor its provider has a limit, configured or
 		// learned: there is nothing to check, and counting would only cost.
 		return nil, nil
 	}
+	return b.reserve(ctx, r, tokens, margin, now, nil, nil)
+}
+
+// reserveWith is Reserve under a Pass p that Admit left pending: p's
+// spends are made with the route's (see Admit). made is false when p's
+// spends were made already: Reserve then goes on alone. A refused p
+// refuses every Reserve made under it.
+func (b *Book) reserveWith(ctx context.Context, p *Pass, r *config.Route, tokens int, margin float64, now time.Time) (res *Reservation, made bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refused != nil {
+		return nil, true, p.refused
+	}
+	e := p.pend
+	if e == nil {
+		return nil, false, nil
+	}
+	p.pend = nil
+	if !b.limited(r, now) {
+		// Nothing to reserve: the caller's spends alone. A Store error
+		// lets the caller through, as Enter's does.
+		_ = b.commitLocked(ctx, p, e)
+		return nil, true, p.refused
+	}
+	res, err = b.reserve(ctx, r, tokens, margin, now, p, e)
+	return res, true, err
+}
+
+// reserve spends on route r's windows, and first, in the same call, the
+// spends e of the pending Pass p when there are any (see Admit). p.mu must
+// be held then.
+func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin float64, now time.Time, p *Pass, e *enter) (*Reservation, error) {
 	spent, gens := b.spentFor(r, tokens, margin, now) // spent.go
 	if spent != nil {
+		if e != nil {
+			// The route is known spent; the caller's spends go alone.
+			_ = b.commitLocked(ctx, p, e)
+			if p.refused != nil {
+				return nil, p.refused
+			}
+		}
 		return nil, spent
 	}
-	sc := scopes(r)
-	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
-	type meta struct {
-		s scope
-		k kind
-		w window
-	}
-	metas := make([]meta, 0, cap(spends))
+	scArr, nsc := scopes(r)
+	sc := scArr[:nsc]
+	// The windows to spend on: counted first, so that spends is made
+	// once, at its size; which scope and kind each is, on the stack.
+	n := 0
 	for _, s := range sc {
+		for k := kind(0); k < nKinds; k++ {
+			if k.counted(s.limits) {
+				n++
+			}
+		}
+	}
+	type meta struct {
+		s uint8 // index in sc
+		k kind
+	}
+	var metas [2 * nKinds]meta
+	spends := make([]state.Spend, 0, n)
+	for si, s := range sc {
 		for k := kind(0); k < nKinds; k++ {
 			if !k.counted(s.limits) {
 				continue
@@ -170,8 +266,8 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 				amount = int64(tokens)
 			}
 			limit := allowed(b.limit(s, k, now), margin)
-			spends = append(spends, w.spend(counterKey(s.key, k), limit, amount))
-			metas = append(metas, meta{s, k, w})
+			metas[len(spends)] = meta{uint8(si), k}
+			spends = append(spends, w.spend(routeCounter(s.key, k), limit, amount))
 		}
 	}
 	// In flight before the store counts it: an Observe meanwhile then
@@ -179,7 +275,29 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	// than not at all.
 	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, spends: spends}
 	b.ledger.opened(res)
-	failed, err := b.store.Spend(ctx, spends)
+	var failed int
+	var err error
+	if e == nil {
+		failed, err = b.store.Spend(ctx, spends)
+	} else {
+		must := len(e.spends)
+		all := make([]state.Spend, 0, must+len(spends))
+		all = append(append(all, e.spends...), spends...)
+		failed, err = b.split.SpendSplit(ctx, all, must)
+		switch {
+		case err != nil:
+			// The caller goes through counting nothing, as with Enter.
+		case failed >= 0 && failed < must:
+			b.ledger.closed(res)
+			p.refused = b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
+			return nil, p.refused
+		default:
+			p.fill(e)
+			if failed >= must {
+				failed -= must
+			}
+		}
+	}
 	if err != nil {
 		b.ledger.closed(res)
 		return nil, fmt.Errorf("quota: reserve %s: %w", r.ID, err)
@@ -187,17 +305,28 @@ func (b *Book) Reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	if failed >= 0 && failed < len(spends) {
 		b.ledger.closed(res)
 		m := metas[failed]
-		e := &SpentError{Route: r.ID, Limit: limitName(m.s, m.k)}
-		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], m.w)
+		s := sc[m.s]
+		w := windowFor(m.k, s.reset, now)
+		e := &SpentError{Route: r.ID, Limit: limitName(s, m.k)}
+		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], w)
 		if err != nil {
 			// The refusal stands; only its time is a guess.
-			e.Until = m.w.firstExpiry()
+			e.Until = w.firstExpiry()
 		}
-		b.noteSpent(r, m.s, m.k, spends[failed], e, gens, now) // spent.go
+		b.noteSpent(r, s, m.k, spends[failed], e, gens, now) // spent.go
 		return nil, e
 	}
-	for i, m := range metas {
-		if m.k.tokens() {
+	// The token windows, Settle's to correct: tpm and tpd always, the
+	// hour and month where counted.
+	nt := 0
+	for i := range spends {
+		if metas[i].k.tokens() {
+			nt++
+		}
+	}
+	res.tokenSpends = make([]state.Spend, 0, nt)
+	for i := range spends {
+		if metas[i].k.tokens() {
 			res.tokenSpends = append(res.tokenSpends, spends[i])
 		}
 	}
@@ -215,7 +344,8 @@ func (b *Book) limited(r *config.Route, now time.Time) bool {
 	if len(b.learned) == 0 {
 		return false
 	}
-	for _, s := range scopes(r) {
+	scArr, nsc := scopes(r)
+	for _, s := range scArr[:nsc] {
 		for k := kind(0); k < nKinds; k++ {
 			if l, ok := b.learned[learnKey{s.key, k}]; ok && l.limit > 0 && now.Sub(l.seen) < learnTTL {
 				return true
@@ -263,7 +393,8 @@ func (b *Book) until(ctx context.Context, sp state.Spend, w window) (time.Time, 
 // window it was counted in, in the slot it was counted in. With usageKnown
 // false the estimate stands. A nil res (no reservation was made) does
 // nothing, and the usage of a res is applied once only. The router settles
-// every reservation, and before it observes the response's headers.
+// every reservation, and before it observes the response's headers. On a
+// Store that queues adds the correction is queued (see the package doc).
 func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnown bool) error {
 	if res == nil {
 		return nil
@@ -278,11 +409,10 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 	}
 	adds := make([]state.Spend, len(res.tokenSpends))
 	for i, sp := range res.tokenSpends {
-		sp.Amount = delta
-		sp.Limit = 0
+		sp.Amount = delta // Limit kept: see giveBack
 		adds[i] = sp
 	}
-	if err := b.store.Add(ctx, adds); err != nil {
+	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: settle %s: %w", res.Route, err)
 	}
 	if delta < 0 {

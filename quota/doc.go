@@ -52,6 +52,12 @@
 //     tenth) is refused, on every instance. A refused request counts
 //     nowhere, so asking while muted does not lengthen the mute.
 //
+// On a Store that checks two groups of spends in one call (the Redis store,
+// state.SplitSpender), the gateway asks with Admit instead: it counts
+// nothing, and the first Reserve made under WithPass makes the caller's
+// spends together with the route's, in one round trip, the caller's first
+// and all or nothing (admit.go). Commit makes them when no Reserve did.
+//
 // A refusal is a *LimitError naming the scope and kind of limit, its value
 // and when the caller may ask again, never a Store error: when the Store
 // fails, Enter lets the request through with a Pass that gives nothing
@@ -99,6 +105,15 @@
 // Redis round trip each, on every request). A Settle or Observe of this
 // Book that lowers a count forgets what it knew of that count; the second
 // bounds what another instance's lowering can be missed. See spent.go.
+//
+// # After the answer
+//
+// Settle, Leave, Refund and Observe's corrections change counts nobody
+// waits for. On a Store that queues adds (state.Deferrer, the Redis
+// store) they are queued and applied in batches off the caller's path,
+// and Observe reads and corrects on its own goroutine (Close waits for
+// it); on any other Store they are applied at once. Flush waits for what
+// was queued.
 //
 // # Store failures
 //

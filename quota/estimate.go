@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"context"
 	"unicode/utf8"
 
 	"github.com/tollfree/tollfree/config"
@@ -228,4 +229,28 @@ func RequestTokens(req *llm.Request, r *config.Route) int {
 		n = AddTokens(Estimate(req), ExpectedOutput(req.MaxTokens, r))
 	}
 	return n
+}
+
+// estimateKey is the context key of a request's estimate (WithEstimate).
+type estimateKey struct{}
+
+type estimateNote struct {
+	req *llm.Request
+	est int
+}
+
+// WithEstimate returns ctx noting that Estimate(req) is est, made once by
+// the gateway for the caller's tokens and read again by EstimateIn on the
+// router's way, instead of counting the text twice.
+func WithEstimate(ctx context.Context, req *llm.Request, est int) context.Context {
+	return context.WithValue(ctx, estimateKey{}, &estimateNote{req: req, est: est})
+}
+
+// EstimateIn is Estimate(req), from ctx when WithEstimate noted it for
+// this very request.
+func EstimateIn(ctx context.Context, req *llm.Request) int {
+	if n, ok := ctx.Value(estimateKey{}).(*estimateNote); ok && n.req == req {
+		return n.est
+	}
+	return Estimate(req)
 }

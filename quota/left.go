@@ -84,7 +84,8 @@ func (l Left) DailyLeft() (n int64, limited bool) {
 func (b *Book) Left(ctx context.Context, r *config.Route) (Left, error) {
 	now := b.clock.Now()
 	var out Left
-	sc := scopes(r)
+	scArr, nsc := scopes(r)
+	sc := scArr[:nsc]
 	spends := make([]state.Spend, 0, len(sc)*int(nKinds))
 	wins := make([]*Window, 0, cap(spends))
 	for i, s := range sc {

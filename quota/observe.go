@@ -119,7 +119,11 @@ type reading struct {
 // both add the same raise (the next answer takes the extra back), and a
 // raise taken back leaves the ledger before the store, so two can never
 // take one back twice. No lock is held across the store's round trips. A
-// Store error is returned wrapped and changes nothing else.
+// Store error is returned wrapped and changes nothing else. On a Store that
+// queues adds (state.Deferrer) the limits are learned at once and the
+// counts read and corrected on a goroutine of the Book's, after the adds
+// queued before (this answer's Settle among them): Observe then returns
+// nil, and Close waits for it.
 func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) error {
 	if !hasRateLimitHeaders(h) {
 		return nil // most answers of most providers: nothing to parse
@@ -133,6 +137,22 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 	if len(spends) == 0 {
 		return nil
 	}
+	if b.later != nil {
+		// Off the caller's path: the correction reads the counts after
+		// the adds queued before it (this answer's Settle among them).
+		ctx = context.WithoutCancel(ctx)
+		b.wg.Go(func() {
+			b.later.Flush(ctx)
+			_ = b.correct(ctx, r, spends, counted, now)
+		})
+		return nil
+	}
+	return b.correct(ctx, r, spends, counted, now)
+}
+
+// correct brings the windows spends to the counts the headers stated
+// (counted), by Observe's rule.
+func (b *Book) correct(ctx context.Context, r *config.Route, spends []state.Spend, counted []int64, now time.Time) error {
 	sums, err := b.store.Sums(ctx, spends)
 	if err != nil {
 		return fmt.Errorf("quota: observe %s: %w", r.ID, err)
@@ -171,7 +191,8 @@ func (b *Book) Observe(ctx context.Context, r *config.Route, h http.Header) erro
 // learn records the limits the readings name, and returns the windows
 // whose count they state, with that count (limit − remaining) for each.
 func (b *Book) learn(r *config.Route, readings []reading, now time.Time) (spends []state.Spend, counted []int64) {
-	sc := scopes(r)
+	scArr, nsc := scopes(r)
+	sc := scArr[:nsc]
 	for _, rd := range readings {
 		s := sc[0]
 		if rd.provider && len(sc) > 1 {

@@ -304,7 +304,7 @@ func TestObserveStoreDown(t *testing.T) {
 	if !errors.Is(err, state.ErrUnavailable) {
 		t.Errorf("Observe with the store down = %v, want a wrapped ErrUnavailable", err)
 	}
-	if got := b.limit(scopes(r)[0], tpm, t0); got != 6000 {
+	if got := b.limit(scopeOf(r), tpm, t0); got != 6000 {
 		t.Errorf("learned TPM with the store down = %d, want 6000", got)
 	}
 }
@@ -375,4 +375,10 @@ func TestObserveConcurrentNeverBelowReserved(t *testing.T) {
 	if got := l.Route.RPD.Used; got != workers*each {
 		t.Errorf("RPD used %d after every raise was taken back, want the %d reserved", got, workers*each)
 	}
+}
+
+// scopeOf is r's own scope.
+func scopeOf(r *config.Route) scope {
+	sc, _ := scopes(r)
+	return sc[0]
 }

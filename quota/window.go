@@ -90,10 +90,6 @@ type window struct {
 	slots int   // slots in the window, ending at slot
 	size  time.Duration
 	ttl   time.Duration
-	// start is when the current slot began; a slot i of the window expires
-	// (drops out of the sum) at start + (i+1)*size for i counted from the
-	// oldest, 0-based, for sliding windows.
-	start time.Time
 	// reset is the next reset of a midnight day or a month; zero otherwise.
 	reset time.Time
 }
@@ -107,7 +103,6 @@ func slidingWindow(now time.Time, size time.Duration, n int) window {
 		slots: n,
 		size:  size,
 		ttl:   time.Duration(n+1) * size,
-		start: time.Unix(s*sec, 0),
 	}
 }
 
@@ -137,7 +132,13 @@ func (w window) firstExpiry() time.Time {
 	if !w.reset.IsZero() {
 		return w.reset
 	}
-	return w.start.Add(w.size)
+	return w.start().Add(w.size)
+}
+
+// start is when a sliding window's current slot began; its slot i, counted
+// from the oldest, 0-based, drops out of the sum at start + (i+1)*size.
+func (w window) start() time.Time {
+	return time.Unix(w.slot*int64(w.size/time.Second), 0)
 }
 
 // expiry returns when the window's i-th oldest slot (0-based) drops out.
@@ -145,7 +146,7 @@ func (w window) expiry(i int) time.Time {
 	if !w.reset.IsZero() {
 		return w.reset
 	}
-	return w.start.Add(time.Duration(i+1) * w.size)
+	return w.start().Add(time.Duration(i+1) * w.size)
 }
 
 func (w window) spend(key string, limit, amount int64) state.Spend {

@@ -70,7 +70,7 @@ func (w *walk) round() (*outcome, error) {
 	defer w.dropRetry()
 	for {
 		if len(w.inflight) == 0 && w.pending == nil && !w.launchNext(false) {
-			return nil, nil
+			return nil, w.refusal
 		}
 		ht := w.hedgeTimer()
 		select {
@@ -171,6 +171,9 @@ func (w *walk) launchNext(hedge bool) bool {
 		t, skip, why := w.pick(rt, w.req, w.est, hedge)
 		if why == notHedgeable {
 			return w.hedgePast()
+		}
+		if why == callerRefused {
+			return false
 		}
 		w.next++
 		switch why {

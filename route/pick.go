@@ -37,6 +37,9 @@ const (
 	noBudget                // its budget cannot take the request now
 )
 
+// callerRefused: the caller's limits refused the request (see pick).
+const callerRefused = noBudget + 1
+
 // pick decides whether rt may take req now (est is req's estimate), and
 // reserves rt's budget for it when it may. In order: on a chain that
 // requires schemas, rt must enforce the request's (canType); rt must be
@@ -88,7 +91,13 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	}
 	res, err := w.r.budget.Reserve(w.parent, rt, tokens, w.ch.Margin)
 	var ex *quota.SpentError
+	var le *quota.LimitError
 	switch {
+	case errors.As(err, &le):
+		// The caller's limits, checked with this first reservation
+		// (quota.Admit): no route is to be tried for it.
+		w.refusal = err
+		return ticket{}, Skip{Route: rt.ID, Reason: "caller limit: " + le.Name()}, callerRefused
 	case errors.As(err, &ex) && ex.TooLarge:
 		return ticket{}, Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, notFitting
 	case errors.As(err, &ex):

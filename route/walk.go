@@ -55,6 +55,10 @@ type walk struct {
 	race  // the attempts of the round (attempt.go)
 	tally // what the round found, for the errors
 
+	// refusal is the caller's *quota.LimitError a reservation returned
+	// (pick): the walk ends with it.
+	refusal error
+
 	typed *typing // a typed answer's checks, nil when none (typed.go)
 	blips         // the polite retries (blip.go)
 
@@ -99,7 +103,7 @@ func (r *Router) walkOn(ctx context.Context, ch *config.Chain, id string, req *l
 	req, kept := keepExchanges(req, ch.KeepExchanges)
 	return &walk{
 		r: r, ch: ch, id: id, req: req, stream: stream, parent: ctx, bg: context.WithoutCancel(ctx), kept: kept,
-		start: now, deadline: now.Add(ch.Deadline), est: quota.Estimate(req),
+		start: now, deadline: now.Add(ch.Deadline), est: quota.EstimateIn(ctx, req),
 		order:      r.ordered(ch),
 		provFailed: make(map[string]bool),
 		race:       race{inflight: make(map[*config.Route]*outcome, 2)},

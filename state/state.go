@@ -14,6 +14,13 @@
 // 10-minute slots, a calendar month one slot named for the month. The
 // quota package decides the slots (quota/window.go); a Store only sums, checks and adds,
 // atomically.
+//
+// A Store may have optional abilities, found with Find (through a Store
+// that wraps another): SplitSpender checks a caller's limits and a route's
+// budget in one call, Deferrer takes the adds made after an answer off the
+// caller's path. The Redis store has both, so that a request costs one
+// round trip before its call; a Store without them is asked one call at a
+// time.
 package state
 
 import (
@@ -110,3 +117,55 @@ var ErrUnavailable = errors.New("state store unavailable")
 // disk say. The Store keeps retrying the write; until one succeeds, a crash
 // would lose the change. A caller treats the change as made and may warn.
 var ErrNotPersisted = errors.New("state change in effect but not yet written to disk")
+
+// SplitSpender is a Store that checks two groups of spends in one call: a
+// caller's limits and a route's budget in one round trip (issue 18). A
+// Store without it is asked with two Spends.
+type SplitSpender interface {
+	// SpendSplit checks spends[:must] as Spend does, all or nothing, and
+	// only if they were added checks and adds spends[must:] the same way.
+	// It returns -1 when every spend was added; the index of the first
+	// spend that failed otherwise: below must, nothing was added; must or
+	// above, spends[:must] were added and spends[must:] were not. Atomic
+	// like Spend.
+	SpendSplit(ctx context.Context, spends []Spend, must int) (failed int, err error)
+}
+
+// Deferrer is a Store that takes adds off the caller's path: the
+// corrections made after an answer (usage settled, a request in flight
+// given back, a header's correction), which nothing waits for.
+type Deferrer interface {
+	// AddLater queues an Add, applied within a few milliseconds together
+	// with the others queued meanwhile, and at the latest when the Store
+	// is closed. It never fails: an add the backend cannot take is applied
+	// as Add applies it when the backend is away. A spend's Limit, which
+	// Add ignores, says how near its window is to refusing: a Store may
+	// apply a give-back (a negative Amount) to a window near its Limit at
+	// once, so that every instance sees it before the caller asks again.
+	AddLater(spends []Spend)
+	// Flush returns once every add queued before it is applied.
+	Flush(ctx context.Context)
+}
+
+// Unwrapper is a Store wrapping another (a Store that scrubs what it
+// keeps, say): Find looks through it for an optional ability.
+type Unwrapper interface {
+	Unwrap() Store
+}
+
+// Find returns s, or the first Store s wraps (Unwrapper), that has the
+// optional ability T.
+func Find[T any](s Store) (T, bool) {
+	for s != nil {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+		u, ok := s.(Unwrapper)
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -40,31 +42,109 @@ func validate(spends []state.Spend) error {
 // left (see view.go); the error wraps state.ErrUnavailable only if Local
 // failed.
 func (s *Store) Spend(ctx context.Context, spends []state.Spend) (int, error) {
+	return s.spend(ctx, "spend", spends, len(spends))
+}
+
+// SpendSplit checks and adds spends[:must] all or nothing, then, only if
+// they were added, spends[must:] the same way, in the same one script on
+// Redis (state.SplitSpender): a caller's limits and a route's budget in one
+// round trip. The two groups must not share a counter. Redis away, it is
+// served locally as Spend is, group by group.
+func (s *Store) SpendSplit(ctx context.Context, spends []state.Spend, must int) (int, error) {
+	return s.spend(ctx, "spend split", spends, min(max(must, 0), len(spends)))
+}
+
+// spend is Spend and SpendSplit.
+func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, must int) (int, error) {
 	if err := validate(spends); err != nil {
-		return -1, fmt.Errorf("redisstore: spend: %w", err)
+		return -1, fmt.Errorf("redisstore: %s: %w", what, err)
 	}
 	if len(spends) == 0 {
 		return -1, nil
 	}
 	if s.up.Load() {
 		if err := ctx.Err(); err != nil {
-			return -1, fmt.Errorf("redisstore: spend: %w", err)
+			return -1, fmt.Errorf("redisstore: %s: %w", what, err)
 		}
-		failed, err := s.runSpend(ctx, spends, true)
+		var failed int
+		var err error
+		pre, seq, last := s.later.take()
+		if seq != 0 {
+			last = seq - 1 // the batch taken here goes first in this call
+		}
+		// A request in flight given back, or tokens settled lower, by a
+		// batch still on its way may be what lets this spend pass: near
+		// a limit, wait for it (see later.go).
+		s.later.waitGivenBack(last, spends, s.nearLimit)
+		if len(pre) > 0 {
+			// The adds queued meanwhile ride along: applied first, in
+			// the same round trip, so that this check counts them.
+			pre = mergeAdds(pre)
+			var added bool
+			failed, added, err = s.runSpendAfter(ctx, pre, spends, must)
+			if added {
+				_ = s.local.Add(ctx, pre)
+			} else if aerr := s.addLocal(ctx, pre); aerr != nil {
+				s.logger.Warn("redisstore: adds queued after answers were not applied", "count", len(pre), "error", errorText(aerr))
+			}
+			s.later.applied(seq)
+		} else {
+			failed, err = s.runSpend(ctx, spends, must)
+		}
 		if err == nil {
-			if failed < 0 {
-				// Mirror into Local, so that an instance restarted during
-				// an outage still holds its own counts.
-				_ = s.local.Add(ctx, spends)
+			// Mirror what was added into Local, so that an instance
+			// restarted during an outage still holds its own counts.
+			if added := addedBy(failed, must, len(spends)); added > 0 {
+				_ = s.local.Add(ctx, spends[:added])
 			}
 			return failed, nil
 		}
 		if callerGone(ctx) {
-			return -1, fmt.Errorf("redisstore: spend: %w", ctx.Err())
+			return -1, fmt.Errorf("redisstore: %s: %w", what, ctx.Err())
 		}
 		s.failed(err)
 	}
-	return s.localSpend(ctx, spends)
+	if must > 0 {
+		failed, err := s.localSpend(ctx, spends[:must])
+		if err != nil || failed >= 0 || must == len(spends) {
+			return failed, err
+		}
+	}
+	failed, err := s.localSpend(ctx, spends[must:])
+	if failed >= 0 {
+		failed += must
+	}
+	return failed, err
+}
+
+// nearLimit reports whether a checked spend would not pass by the view
+// of the shared counts (view.go).
+func (s *Store) nearLimit(spends []state.Spend) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	for _, sp := range spends {
+		if sp.Limit <= 0 || sp.Amount <= 0 {
+			continue
+		}
+		if seen, own := s.windowLocked(sp, now); seen+own+sp.Amount > sp.Limit {
+			return true
+		}
+	}
+	return false
+}
+
+// addedBy is how many spends, the first ones, a check-and-add of n spends
+// whose first must go all or nothing added, when it reports failed.
+func addedBy(failed, must, n int) int {
+	switch {
+	case failed < 0:
+		return n
+	case failed < must:
+		return 0
+	default:
+		return must
+	}
 }
 
 // Add adds every Amount without checking; see Spend for the fallback.
@@ -79,7 +159,7 @@ func (s *Store) Add(ctx context.Context, spends []state.Spend) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("redisstore: add: %w", err)
 		}
-		_, err := s.runSpend(ctx, spends, false)
+		_, err := s.runSpend(ctx, spends, -1)
 		if err == nil {
 			_ = s.local.Add(ctx, spends)
 			return nil
@@ -89,42 +169,99 @@ func (s *Store) Add(ctx context.Context, spends []state.Spend) error {
 		}
 		s.failed(err)
 	}
+	if err := s.addLocal(ctx, spends); err != nil {
+		return fmt.Errorf("redisstore: add: %w: %w", state.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// addLocal adds spends to Local, pending for Redis's return.
+func (s *Store) addLocal(ctx context.Context, spends []state.Spend) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.local.Add(ctx, spends); err != nil {
-		return fmt.Errorf("redisstore: add: %w: %w", state.ErrUnavailable, err)
+		return err
 	}
 	s.pendLocked(spends, s.clock.Now())
 	return nil
 }
 
 // runSpend runs spendScript within OpTimeout and learns the counts and the
-// number of instances it returns.
-func (s *Store) runSpend(ctx context.Context, spends []state.Spend, check bool) (int, error) {
-	nkeys := 1
-	for i := range spends {
-		nkeys += spends[i].Slots
-	}
-	keys := make([]string, 0, nkeys)
-	args := make([]any, 0, 2+4*len(spends))
-	flag := "0"
-	if check {
-		flag = "1"
-	}
-	args = append(args, flag, len(spends))
-	for _, sp := range spends {
-		for slot := sp.Slot - int64(sp.Slots) + 1; slot <= sp.Slot; slot++ {
-			keys = append(keys, s.counterKey(sp.Key, slot))
-		}
-		args = append(args, sp.Slots, sp.Limit, sp.Amount, max(sp.TTL.Milliseconds(), 1))
-	}
-	keys = append(keys, s.aliveKey())
+// number of instances it returns. must is the script's ARGV[1]: the spends
+// checked all or nothing first, or -1 to add without checking.
+func (s *Store) runSpend(ctx context.Context, spends []state.Spend, must int) (int, error) {
+	keys, args := s.spendArgs(spends, must)
 	octx, cancel := s.opContext(ctx)
 	defer cancel()
 	reply, err := spendScript.Run(octx, s.client, keys, args...).Slice()
 	if err != nil {
 		return -1, err
 	}
+	return s.learnSpend(spends, reply)
+}
+
+// runSpendAfter is runSpend with the adds pre, queued by AddLater, applied
+// first in the same round trip: one pipeline of two scripts. added reports
+// whether pre was applied, even when the spend failed.
+func (s *Store) runSpendAfter(ctx context.Context, pre, spends []state.Spend, must int) (failed int, added bool, err error) {
+	pkeys, pargs := s.spendArgs(pre, -1)
+	keys, args := s.spendArgs(spends, must)
+	octx, cancel := s.opContext(ctx)
+	defer cancel()
+	var addCmd, spendCmd *redis.Cmd
+	for try := 0; ; try++ {
+		pipe := s.client.Pipeline()
+		addCmd = pipe.EvalSha(octx, spendScript.Hash(), pkeys, pargs...)
+		spendCmd = pipe.EvalSha(octx, spendScript.Hash(), keys, args...)
+		_, err = pipe.Exec(octx)
+		if try == 0 && err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// A server that does not know the script yet (restarted,
+			// failed over): load it and send again.
+			if err = spendScript.Load(octx, s.client).Err(); err == nil {
+				continue
+			}
+		}
+		break
+	}
+	if reply, aerr := addCmd.Slice(); aerr == nil {
+		added = true
+		_, _ = s.learnSpend(pre, reply)
+	}
+	reply, err := spendCmd.Slice()
+	if err != nil {
+		return -1, added, err
+	}
+	failed, err = s.learnSpend(spends, reply)
+	return failed, added, err
+}
+
+// spendArgs builds spendScript's keys and arguments.
+func (s *Store) spendArgs(spends []state.Spend, must int) ([]string, []any) {
+	keys := make([]string, 1, 1+3*len(spends))
+	keys[0] = s.aliveKey()
+	nums := make([]byte, 0, 32*len(spends))
+	for i := range spends {
+		sp := &spends[i]
+		keys = append(keys, s.counterKey(sp.Key, sp.Slot), s.counterKey(sp.Key, sp.Slot-1), s.sumKey(sp.Key))
+		if i > 0 {
+			nums = append(nums, ' ')
+		}
+		nums = strconv.AppendInt(nums, int64(sp.Slots), 10)
+		nums = append(nums, ' ')
+		nums = strconv.AppendInt(nums, sp.Limit, 10)
+		nums = append(nums, ' ')
+		nums = strconv.AppendInt(nums, sp.Amount, 10)
+		nums = append(nums, ' ')
+		nums = strconv.AppendInt(nums, max(sp.TTL.Milliseconds(), 1), 10)
+		nums = append(nums, ' ')
+		nums = strconv.AppendInt(nums, sp.Slot, 10)
+	}
+	return keys, []any{must, len(spends), nums}
+}
+
+// learnSpend decodes spendScript's reply to spends and learns the counts
+// and the number of instances it holds.
+func (s *Store) learnSpend(spends []state.Spend, reply []any) (int, error) {
 	failed, alive, vals, err := spendReply(reply)
 	if err != nil {
 		return -1, err
@@ -212,7 +349,7 @@ func (s *Store) redisSums(ctx context.Context, spends []state.Spend) ([]int64, e
 		}
 	}
 	s.mu.Lock()
-	s.learnLocked(spends, counts, s.clock.Now())
+	s.learnSlotsLocked(spends, counts, s.clock.Now())
 	s.mu.Unlock()
 	return out, nil
 }

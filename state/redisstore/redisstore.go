@@ -5,7 +5,14 @@
 //
 // Spend is one Lua script that sums every window, checks every limit and only
 // then adds, atomically on the server, so two instances never together pass
-// a cap. Rests are keys that expire with the rest; a pause set by hand has no
+// a cap. SpendSplit is the same script checking two groups, the second only
+// once the first was added (a caller's limits and a route's budget in one
+// round trip). A window of many slots (a rolling day has 25) is read as
+// three keys: its current slot, the one before, and the kept sum of the
+// older ones (scripts.go). AddLater queues the adds made after an answer;
+// they are applied in batches off the caller's path, or with the next
+// spend in the same round trip, and at Close; a spend near its limit waits
+// for a give-back already on its way (later.go). Rests are keys that expire with the rest; a pause set by hand has no
 // expiry. Every change to a rest is published on the channel {ns}:events, and
 // each instance keeps a local copy of the rests current from that channel
 // (and from a full read at most every second, and at once after a
@@ -14,7 +21,8 @@
 // # Keys and Cluster
 //
 // Every key carries one hash tag per deployment, the namespace: counters are
-// {ns}:c:<key>:<slot>, rests {ns}:rest:<key>, the index of rests {ns}:rests.
+// {ns}:c:<key>:<slot>, the sums of their older slots {ns}:o:<key>, rests
+// {ns}:rest:<key>, the index of rests {ns}:rests.
 // On a Redis Cluster every key of a deployment therefore lives in one slot,
 // on one shard. That is what lets one script check a route's counter and its
 // provider's counter together; the cost is that a deployment's state cannot
@@ -98,8 +106,10 @@ type Options struct {
 	Logger *slog.Logger
 
 	// hook, set by tests only, is called with "subscribed", "event" or
-	// "refreshed" after the rest cache changed that way, and with "view"
-	// after a connected tick read the counters.
+	// "refreshed" after the rest cache changed that way, with "view"
+	// after a connected tick read the counters, with "batch" before a
+	// batch of queued adds is applied, and with "waiting" when a spend
+	// waits for one (later.go).
 	hook func(what string)
 }
 
@@ -150,13 +160,19 @@ type Store struct {
 	psMu sync.Mutex    // guards ps
 	ps   *redis.PubSub // the current subscription, closed by Close
 
+	later laterQueue // adds applied off the caller's path (later.go)
+
 	refresh   chan struct{} // asks the maintenance loop for a refresh now
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
 
-var _ state.Store = (*Store)(nil)
+var (
+	_ state.Store        = (*Store)(nil)
+	_ state.SplitSpender = (*Store)(nil)
+	_ state.Deferrer     = (*Store)(nil)
+)
 
 // Open returns a Store for o. It fails only on bad options: when Redis does
 // not answer, the Store starts on Local and connects later.
@@ -209,6 +225,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		cache:     make(map[string]state.Rest),
 		refresh:   make(chan struct{}, 1),
 	}
+	s.later.init()
+	if o.hook != nil {
+		s.later.onWait = func() { o.hook("waiting") }
+	}
+	s.client.AddHook(roundTrips{})
 	if s.local == nil {
 		m, err := memstore.Open(memstore.Options{Clock: o.Clock, Logger: o.Logger})
 		if err != nil {
@@ -224,11 +245,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s.cancel = cancel
 	s.wg.Go(func() { s.maintainLoop(loopCtx) })
 	s.wg.Go(func() { s.subscribeLoop(loopCtx) })
+	s.wg.Go(func() { s.flushLoop(loopCtx) })
 	return s, nil
 }
 
-// Close stops the background goroutines and closes the Redis client, and
-// Local if Open made it. Close is idempotent.
+// Close stops the background goroutines, applies the adds still queued
+// (AddLater), and closes the Redis client, and Local if Open made it.
+// Close is idempotent.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
@@ -239,6 +262,7 @@ func (s *Store) Close() error {
 		}
 		s.psMu.Unlock()
 		s.wg.Wait()
+		s.closeLater()
 		s.leave()
 		if cerr := s.client.Close(); cerr != nil {
 			err = fmt.Errorf("redisstore: close: %w", cerr)
@@ -260,6 +284,9 @@ func (s *Store) Health() Health {
 func (s *Store) counterKey(key string, slot int64) string {
 	return s.tag + ":c:" + key + ":" + strconv.FormatInt(slot, 10)
 }
+
+// sumKey names the sum of a window's older slots (see spendScript).
+func (s *Store) sumKey(key string) string { return s.tag + ":o:" + key }
 
 func (s *Store) restKey(key string) string { return s.tag + ":rest:" + key }
 

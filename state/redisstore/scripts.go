@@ -9,65 +9,107 @@ import "github.com/redis/go-redis/v9"
 
 // spendScript checks and adds counters, and tells what it saw.
 //
-// KEYS: for each spend, its window's slot keys, oldest first; the last is the
-// current slot. Then the heartbeat set (see alive.go).
-// ARGV[1]: "1" to check limits (Spend), "0" to add without checking (Add).
-// ARGV[2]: the number of spends; then four values per spend: slots, limit,
-// amount, ttl in milliseconds.
+// A window of N slots is summed from three keys rather than N: its current
+// slot {ns}:c:<key>:<slot>, the slot before it, and the window's sum
+// {ns}:o:<key>, which holds the sum of the slots up to two
+// before slot (the slots no request spends on any more, only late
+// settles); in full "<slot>:<slots>:<sum>", for a window of that many
+// slots. The sum is made again, from every slot, when the current slot
+// moves on, once a slot per window; and every add to a slot it covers adds
+// to it too, so it is always exact. A rolling day (25 slots) then costs a
+// request three keys, not 25.
 //
-// It returns {failed, alive, counts}: failed is -1 when every amount was
-// added, or the 0-based index of the first spend whose window sum plus
-// amount passes its limit, and then nothing was added; a limit of 0, or an
-// amount of 0 or less, is never refused. alive is the size of the heartbeat
-// set. counts is every slot's count after the call, in KEYS order, joined
-// by commas (one string rather than an array of replies, cheaper to decode):
-// the instance's view of the shared counters (see view.go).
+// KEYS[1] is the heartbeat set (see alive.go); then three keys per spend:
+// its slot's, the slot before's, and its window's sum. The older slots a
+// new sum reads are named by the script (the current slot's key with
+// other numbers): they carry the namespace's hash tag like every key, so
+// on a Cluster they live in the declared keys' slot.
+// ARGV[1]: must, the number of spends checked and added all or nothing
+// before the others (SpendSplit; the number of spends for Spend), or -1 to
+// add without checking (Add). ARGV[2]: the number of spends. ARGV[3]: five
+// numbers per spend, separated by spaces: slots, limit, amount, ttl in
+// milliseconds, slot.
+//
+// Every window is summed before any add. It returns {failed, alive,
+// counts}: failed is -1 when every amount was added, or the 0-based index
+// of the first spend whose window sum plus amount passes its limit: below
+// must, nothing was added; must or above, the first must spends were
+// added and no other. A limit of 0, or an amount of 0 or less, is never
+// refused, so the two groups of a SpendSplit must not share a counter.
+// alive is the size of the heartbeat set. counts holds two numbers per
+// spend, joined by commas (one string rather than an array of replies,
+// cheaper to decode): its slot's count after the call, and the sum of its
+// window's older slots (-1 for an Add, which does not sum): the instance's
+// view of the shared counters (see view.go). A slot's expiry is set when
+// an add creates it: its ttl from then covers the window, since it was
+// created within its own slot.
 var spendScript = redis.NewScript(`
-local check = ARGV[1] == '1'
+local must = tonumber(ARGV[1])
+local check = must >= 0
 local n = tonumber(ARGV[2])
-local vals, sums = {}, {}
-local k, a = 1, 3
+local nums = {}
+for v in string.gmatch(ARGV[3], '%S+') do nums[#nums + 1] = tonumber(v) end
+local got = redis.call('MGET', unpack(KEYS, 2, 1 + 3 * n))
+local cur, older, at, osum = {}, {}, {}, {}
 for i = 1, n do
-  local last = k + tonumber(ARGV[a]) - 1
-  local sum = 0
-  for from = k, last, 1000 do
-    local got = redis.call('MGET', unpack(KEYS, from, math.min(from + 999, last)))
-    for j = 1, #got do
-      local v = tonumber(got[j]) or 0
-      vals[from + j - 1] = v
-      sum = sum + v
-    end
+  local b = (i - 1) * 5
+  local slots, slot = nums[b + 1], nums[b + 5]
+  cur[i] = tonumber(got[3 * i - 2]) or 0
+  if got[3 * i] then
+    local a, w, v = string.match(got[3 * i], '^(%-?%d+):(%d+):(%-?%d+)$')
+    if tonumber(w) == slots then at[i], osum[i] = tonumber(a), tonumber(v) end
   end
-  sums[i] = sum
-  k = last + 1
-  a = a + 4
+  if not check then
+    older[i] = -1
+  else
+    local o = 0
+    if slots >= 2 then o = tonumber(got[3 * i - 1]) or 0 end
+    if slots >= 3 then
+      if at[i] ~= slot then
+        local prefix = string.match(KEYS[3 * i - 1], '^(.*:)%-?%d+$')
+        local names = {}
+        for s = slot - slots + 1, slot - 2 do names[#names + 1] = prefix .. string.format('%d', s) end
+        local sum = 0
+        for _, v in ipairs(redis.call('MGET', unpack(names))) do sum = sum + (tonumber(v) or 0) end
+        at[i], osum[i] = slot, sum
+        redis.call('SET', KEYS[3 * i + 1], string.format('%d:%d:%d', slot, slots, sum), 'PX', string.format('%d', nums[b + 4]))
+      end
+      o = o + osum[i]
+    end
+    older[i] = o
+  end
 end
-local nslots = k - 1
-local failed = -1
+local failed, upto = -1, n
 if check then
-  a = 3
   for i = 1, n do
-    local limit, amount = tonumber(ARGV[a+1]), tonumber(ARGV[a+2])
-    if limit > 0 and amount > 0 and sums[i] + amount > limit then
+    local b = (i - 1) * 5
+    local limit, amount = nums[b + 2], nums[b + 3]
+    if limit > 0 and amount > 0 and older[i] + cur[i] + amount > limit then
       failed = i - 1
+      if i <= must then upto = 0 else upto = must end
       break
     end
-    a = a + 4
   end
 end
-if failed < 0 then
-  k, a = 1, 3
-  for i = 1, n do
-    local cur = k + tonumber(ARGV[a]) - 1
-    vals[cur] = redis.call('INCRBY', KEYS[cur], ARGV[a+2])
-    redis.call('PEXPIRE', KEYS[cur], ARGV[a+3])
-    k = cur + 1
-    a = a + 4
+for i = 1, upto do
+  local b = (i - 1) * 5
+  local slots, amount, slot = nums[b + 1], nums[b + 3], nums[b + 5]
+  local v = redis.call('INCRBY', KEYS[3 * i - 1], string.format('%d', amount))
+  if v == amount then
+    redis.call('PEXPIRE', KEYS[3 * i - 1], string.format('%d', nums[b + 4]))
+  end
+  cur[i] = v
+  if at[i] and slot >= at[i] - slots + 1 and slot <= at[i] - 2 then
+    osum[i] = osum[i] + amount
+    redis.call('SET', KEYS[3 * i + 1], string.format('%d:%d:%d', at[i], slots, osum[i]), 'KEEPTTL')
   end
 end
 local out = {}
-for j = 1, nslots do out[j] = string.format('%d', vals[j]) end
-return {failed, redis.call('ZCARD', KEYS[#KEYS]), table.concat(out, ',')}
+for i = 1, n do
+  out[#out + 1] = string.format('%d', cur[i])
+  out[#out + 1] = string.format('%d', older[i])
+end
+return {failed, redis.call('ZCARD', KEYS[1]), table.concat(out, ',')}
 `)
 
 // pushScript writes back an instance's view of counter slots when Redis
@@ -78,14 +120,18 @@ return {failed, redis.call('ZCARD', KEYS[#KEYS]), table.concat(out, ',')}
 // that an empty Redis gets back everything the instance knew. A slot's
 // expiry is never shortened.
 //
-// KEYS: slot keys. ARGV[1]: "add" or "seed"; then three values per key:
-// pending, view, ttl in milliseconds.
+// KEYS: slot keys, then as many window sums ({ns}:o:<key>, see
+// spendScript), each dropped: the next spend makes it again from the slots.
+// ARGV[1]: "add" or "seed"; then three values per slot key: pending, view,
+// ttl in milliseconds.
 //
 // It returns every slot's count afterwards, joined by commas.
 var pushScript = redis.NewScript(`
 local seed = ARGV[1] == 'seed'
 local out = {}
-for i = 1, #KEYS do
+local n = #KEYS / 2
+for i = n + 1, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 1, n do
   local a = 1 + (i - 1) * 3
   local pending, view, ttl = tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), tonumber(ARGV[a+3])
   local cur = tonumber(redis.call('GET', KEYS[i]) or '0') or 0

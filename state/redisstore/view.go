@@ -62,6 +62,11 @@ type viewSlot struct {
 	// seq changes at every update, so that a refresh read before an update
 	// does not overwrite it.
 	seq uint64
+	// older is the sum of the slots before this one in a window of slots
+	// slots, as a script last saw it while this slot was current (the
+	// script returns each window's older slots as one sum); 0 if unknown.
+	older int64
+	slots int
 }
 
 // slotOf returns the slot of sp's window at index j, the oldest first.
@@ -90,10 +95,31 @@ func (s *Store) touchLocked(e *viewSlot, ttl time.Duration, now time.Time) {
 	}
 }
 
-// learnLocked records the slot counts a script returned: vals holds, for
+// learnLocked records what spendScript returned: vals holds, for each
+// spend in turn, its current slot's count and the sum of its window's
+// older slots. s.mu must be held.
+func (s *Store) learnLocked(spends []state.Spend, vals []int64, now time.Time) {
+	for i, sp := range spends {
+		if 2*i+1 >= len(vals) {
+			return
+		}
+		n, older := vals[2*i], vals[2*i+1]
+		e := s.entryLocked(slotKey{key: sp.Key, slot: sp.Slot}, n != 0 || older > 0)
+		if e == nil {
+			continue
+		}
+		e.shared = n + e.pending
+		if older >= 0 { // -1: an add, which does not sum
+			e.older, e.slots = older, sp.Slots
+		}
+		s.touchLocked(e, sp.TTL, now)
+	}
+}
+
+// learnSlotsLocked records the slot counts read by Sums: vals holds, for
 // each spend in turn, its window's slots, the oldest first. s.mu must be
 // held.
-func (s *Store) learnLocked(spends []state.Spend, vals []int64, now time.Time) {
+func (s *Store) learnSlotsLocked(spends []state.Spend, vals []int64, now time.Time) {
 	v := 0
 	for _, sp := range spends {
 		for j := range sp.Slots {
@@ -127,15 +153,28 @@ func (s *Store) pendLocked(spends []state.Spend, now time.Time) {
 // shared count as last seen, and own, what this instance added since it
 // lost Redis. s.mu must be held.
 func (s *Store) windowLocked(sp state.Spend, now time.Time) (seen, own int64) {
-	for j := range sp.Slots {
+	// Two readings of the shared count, the higher kept: the slots the
+	// view holds, summed; and the newest slot that knows its older slots'
+	// sum, with it and the slots since. The second may count slots that
+	// have left the window since, which only errs high.
+	var newer, withOlder int64
+	found := false
+	for j := sp.Slots - 1; j >= 0; j-- {
 		e := s.view[slotKey{key: sp.Key, slot: slotOf(sp, j)}]
 		if e == nil || !now.Before(e.expires) {
 			continue
 		}
-		seen += e.shared - e.pending
+		n := e.shared - e.pending
+		seen += n
 		own += e.pending
+		if !found {
+			newer += n
+			if e.slots == sp.Slots && (e.older != 0 || e.slots == 1) {
+				withOlder, found = newer+e.older, true
+			}
+		}
 	}
-	return seen, own
+	return max(seen, withOlder), own
 }
 
 // share is what one of n instances may spend of a window of limit whose
@@ -251,11 +290,12 @@ func (s *Store) pushCounts(ctx context.Context, seed bool) (int, error) {
 	for len(items) > 0 {
 		batch := items[:min(len(items), maxPush)]
 		items = items[len(batch):]
-		keys := make([]string, len(batch))
+		keys := make([]string, 2*len(batch))
 		args := make([]any, 0, 1+3*len(batch))
 		args = append(args, mode)
 		for i, it := range batch {
 			keys[i] = s.counterKey(it.k.key, it.k.slot)
+			keys[len(batch)+i] = s.sumKey(it.k.key)
 			args = append(args, it.pending, it.shared, max(it.pttl.Milliseconds(), 1))
 		}
 		octx, cancel := s.opContext(ctx)

@@ -1,0 +1,45 @@
+package quota
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/state/memstore"
+)
+
+// BenchmarkRequestBudgets is what the budgets cost one request on local
+// state with every limit on, as bench/gateway-limits.yaml sets them: the
+// caller's limits (Admit), the route's and its account's (Reserve), and
+// the settles after the answer (Settle, Leave). Issue 18 wants budgets
+// nearly free: compare with the whole request's cost in the harness.
+func BenchmarkRequestBudgets(b *testing.B) {
+	clk := clock.NewFake(t0)
+	st, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	book := New(Options{Store: st, Clock: clk})
+	p := &config.Provider{Name: "mock", Limits: config.Limits{RPM: 1e8, RPD: 1e9}}
+	r := &config.Route{ID: "mock/gpt-4o-mini", Provider: p, Limits: config.Limits{RPM: 1e8, RPD: 1e9, TPM: 1e9, TPD: 1e9}}
+	ask := Ask{Caller: "ip:127.0.0.1", Limits: config.CallerLimits{PerHour: 1e8, PerDay: 1e9, TokensDay: 1e12, Concurrent: 1e4}, SiteDay: 1e9, Tokens: 700}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		pass, err := book.Admit(ctx, ask)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := book.Reserve(WithPass(ctx, pass), r, 700, 0.05)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := book.Commit(ctx, pass); err != nil {
+			b.Fatal(err)
+		}
+		_ = book.Settle(ctx, res, 650, true)
+		_ = book.Leave(ctx, pass, 650, true)
+	}
+}
