@@ -6,9 +6,10 @@
 // snapshotted under the data folder, and state/redisstore, shared by every
 // instance through Redis.
 //
-// Counters are windows of slots. A per-minute budget is seven 10-second
-// slots summed (a sliding minute: the current slot has only begun, so seven
-// cover the last 60 to 70 seconds, never less than a provider's minute); a
+// Counters are windows of slots. A per-minute budget is thirteen 5-second
+// slots summed (a sliding minute: the current slot has only begun, so
+// thirteen cover the last 60 to 65 seconds, never less than a provider's
+// minute); a
 // per-day budget on a midnight reset is one slot named for the day; a
 // rolling day is 25 one-hour slots, for the same reason; an hour is seven
 // 10-minute slots, a calendar month one slot named for the month. The
