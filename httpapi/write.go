@@ -25,7 +25,7 @@ type deadlineWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
-	armed   time.Time // the deadline set last; zero when none is
+	armedAt time.Time // when the deadline was set last; zero when none is
 }
 
 // withWriteDeadlines wraps w. It clears a deadline left on the connection
@@ -38,13 +38,13 @@ func withWriteDeadlines(w http.ResponseWriter, timeout time.Duration) *deadlineW
 }
 
 // arm gives the next write the whole timeout, less at most a 64th of it.
+// time.Since reads only the monotonic clock (time.Now reads two).
 func (d *deadlineWriter) arm() {
-	at := time.Now().Add(d.timeout)
-	if !d.armed.IsZero() && at.Sub(d.armed) < d.timeout/64 {
+	if !d.armedAt.IsZero() && time.Since(d.armedAt) < d.timeout/64 {
 		return
 	}
-	d.armed = at
-	_ = d.rc.SetWriteDeadline(at)
+	d.armedAt = time.Now()
+	_ = d.rc.SetWriteDeadline(d.armedAt.Add(d.timeout))
 }
 
 // done bounds what the server writes once the handler has returned (the
