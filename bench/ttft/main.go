@@ -2,8 +2,9 @@
 // from sending the request to reading the first chunk whose delta has
 // content, over N sequential requests on one kept-alive connection per
 // target, the targets taken in turn so that they share the machine's
-// noise. A request that fails is counted, not measured (more than 1 %
-// ends the run). It prints p50 and p90 per target, and what each target adds to
+// noise. A request that fails is counted, not measured (more than 10 %
+// ends the run; a bare httputil.ReverseProxy in front of bench/upstream
+// loses about 1 % of streams to "use of closed network connection"). It prints p50 and p90 per target, and what each target adds to
 // the first one's (the fixed upstream called directly, when listed first).
 //
 //	go run ./bench/ttft -n 500 \
@@ -89,7 +90,7 @@ func main() {
 				// Counted and shown, not measured; many mean the target is
 				// not answering as it should.
 				t.failed++
-				if t.failed > 1+(*warm+*n)/100 {
+				if t.failed > 1+(*warm+*n)/10 {
 					fmt.Fprintf(os.Stderr, "ttft: %s: %d requests failed, the last: %v\n", t.name, t.failed, err)
 					os.Exit(1)
 				}
