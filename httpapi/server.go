@@ -83,7 +83,11 @@ func New(o Options) *Server {
 	}
 	s := &Server{plan: o.Plan, gw: o.Gateway, clock: o.Clock, log: o.Logger, health: o.Health, mux: http.NewServeMux(), ids: reqid.New(),
 		callers: o.Callers}
-	s.bufs.New = func() any { b := make([]byte, 0, 16<<10); return &b }
+	// 4 KiB holds a typical request body, answer or streamed chunk; a
+	// larger one grows its buffer, which the pool then keeps (up to 1
+	// MiB). Larger first buffers cost memory on every connection
+	// (issue 18: a streamed request holds two for its whole stream).
+	s.bufs.New = func() any { b := make([]byte, 0, 4<<10); return &b }
 	s.mux.HandleFunc("/v1/chat/completions", s.chat)
 	s.mux.HandleFunc("/chat/completions", s.chat)
 	s.mux.HandleFunc("/v1/models", s.models)

@@ -47,6 +47,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w), ka: ka, id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
 	sw.buf = s.getBuf()
 	defer s.putBuf(sw.buf)
+	sw.head = openai.AppendChunkHead(make([]byte, 0, 96+len(sw.id)+len(sw.model)), sw.id, sw.model, sw.created)
 	var think openai.ThinkFilter
 	var finish string
 	for {
@@ -127,6 +128,7 @@ type sseWriter struct {
 	rc      *http.ResponseController
 	ka      *keepAlive
 	buf     *[]byte
+	head    []byte // what every chunk begins with (openai.AppendChunkHead)
 	id      string
 	model   string
 	created int64
@@ -143,7 +145,7 @@ func (sw *sseWriter) chunk(c llm.Chunk, flush bool) bool {
 		return true
 	}
 	if say {
-		*sw.buf = openai.AppendChunk((*sw.buf)[:0], sw.id, sw.model, sw.created, c, sw.pass)
+		*sw.buf = openai.AppendChunkAfter((*sw.buf)[:0], sw.head, c, sw.pass)
 	}
 	sw.ka.lock()
 	defer sw.ka.unlock(flush)

@@ -151,7 +151,23 @@ func rawCode(v json.RawMessage) string {
 // AppendUsageChunk when it asked for it. A chunk with nothing to say is
 // still written; callers skip those.
 func AppendChunk(dst []byte, id, model string, created int64, c llm.Chunk, withReasoning bool) []byte {
-	dst = appendChunkHead(dst, id, model, created)
+	return appendChunkBody(appendChunkHead(dst, id, model, created), c, withReasoning)
+}
+
+// AppendChunkHead appends what every chunk of one answer begins with (its
+// id, model and created), for AppendChunkAfter: a stream encodes it once,
+// not once a chunk.
+func AppendChunkHead(dst []byte, id, model string, created int64) []byte {
+	return appendChunkHead(dst, id, model, created)
+}
+
+// AppendChunkAfter appends the chunk c as AppendChunk does, with head from
+// AppendChunkHead.
+func AppendChunkAfter(dst, head []byte, c llm.Chunk, withReasoning bool) []byte {
+	return appendChunkBody(append(dst, head...), c, withReasoning)
+}
+
+func appendChunkBody(dst []byte, c llm.Chunk, withReasoning bool) []byte {
 	dst = append(dst, `[{"index":0,"delta":{`...)
 	comma := false
 	field := func(name string) {

@@ -165,3 +165,18 @@ func TestChunkRoundTrip(t *testing.T) {
 		t.Errorf("got %+v, want %+v", got, c)
 	}
 }
+
+// TestAppendChunkAfter: a chunk written after a head made once is the
+// chunk AppendChunk writes.
+func TestAppendChunkAfter(t *testing.T) {
+	head := AppendChunkHead(nil, "chatcmpl-1", "m\"odel", 1700000000)
+	for _, c := range []llm.Chunk{{Role: "assistant"}, {Content: "a \"b\"\n"}, {Reasoning: "r", FinishReason: "stop"}, {ToolCalls: []byte(`[{"index":0}]`)}} {
+		for _, pass := range []bool{false, true} {
+			got := string(AppendChunkAfter([]byte("x"), head, c, pass))
+			want := "x" + string(AppendChunk(nil, "chatcmpl-1", "m\"odel", 1700000000, c, pass))
+			if got != want {
+				t.Errorf("%+v: AppendChunkAfter wrote %s, AppendChunk %s", c, got, want)
+			}
+		}
+	}
+}

@@ -95,6 +95,11 @@ func FuzzDecodeChunkFast(f *testing.F) {
 		`{"choices":[],"usage":null}`,
 		`{"choices":[{"delta":{"content":"\ud83d"}}]}`,
 		"{\"choices\":[{\"delta\":{\"content\":\"\xff\"}}]}",
+		`{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":330,"completion_tokens":18,"total_tokens":348}}`,
+		`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":2},"completion_tokens_details":{"reasoning_tokens":1,"audio_tokens":0}}}`,
+		`{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`,
+		`{"usage":{"prompt_tokens":1,"prompt_tokens":2.5}}`,
+		`{"usage":{"prompt_tokens_details":{"cached_tokens":1},"prompt_tokens_details":null}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -118,8 +123,14 @@ func FuzzDecodeChunkFast(f *testing.F) {
 				want.ToolCalls = cleanRaw(ch.Delta.ToolCalls)
 			}
 		}
-		if w.Usage != nil || w.XGroq != nil && w.XGroq.Usage != nil {
-			t.Fatalf("fast path took a payload with usage: %q", data)
+		if w.XGroq != nil && w.XGroq.Usage != nil {
+			t.Fatalf("fast path took a payload with Groq's usage: %q", data)
+		}
+		switch {
+		case (w.Usage == nil) != (fast.Usage == nil):
+			t.Fatalf("%q: fast usage %v, reference %v", data, fast.Usage, w.Usage)
+		case w.Usage != nil && *fast.Usage != w.Usage.usage():
+			t.Fatalf("%q: fast usage %+v, reference %+v", data, *fast.Usage, w.Usage.usage())
 		}
 		if fast.Role != want.Role || fast.Content != want.Content || fast.Reasoning != want.Reasoning ||
 			fast.FinishReason != want.FinishReason || string(fast.ToolCalls) != string(want.ToolCalls) {
@@ -167,6 +178,19 @@ func FuzzDecodeResponseFast(f *testing.F) {
 		}
 		if fast.Usage != nil && fast.Usage.usage() != ref.Usage.usage() {
 			t.Fatalf("%q: usage fast %+v, reference %+v", data, fast.Usage.usage(), ref.Usage.usage())
+		}
+	})
+}
+
+// FuzzValidJSON holds validJSON, the fast path's guard, to never taking a
+// payload json.Valid refuses.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,-2.5e+3,true,false,null,"\u00e9\n"]}`, `{"a":1,}`, `[1 2]`, `01`, `"\x"`, `1.`, `-`, ` {"a" : { } } `, "\"\x01\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if validJSON(data) && !json.Valid(data) {
+			t.Fatalf("validJSON took %q, which json.Valid refuses", data)
 		}
 	})
 }

@@ -44,7 +44,7 @@ func foldsToResponseKey(k []byte) bool {
 // in other letter case — and DecodeResponse's reflective path decides.
 // FuzzDecodeResponseFast holds the two to the same result.
 func decodeResponseFast(body []byte, w *wireResponse) bool {
-	if len(body) == 0 || body[0] != '{' || !json.Valid(body) {
+	if len(body) == 0 || body[0] != '{' || !validJSON(body) {
 		return false
 	}
 	return fields(body, func(k, v []byte) bool {

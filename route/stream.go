@@ -114,6 +114,9 @@ type RoutedStream struct {
 	done  []partUsage // the parts before it
 
 	last atomic.Int64 // when the stream last spoke, unix nanoseconds
+	// idleOn mirrors idle != nil, so that a chunk finds the timer armed
+	// without taking mu.
+	idleOn atomic.Bool
 
 	mu         sync.Mutex // guards idle, cancelPart, deadline, expired, closed, ended
 	idle       interface{ Stop() bool }
@@ -381,10 +384,14 @@ func (s *RoutedStream) armIdle() {
 		return
 	}
 	s.last.Store(s.w.r.clock.Now().UnixNano())
+	if s.idleOn.Load() {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.idle == nil && !s.closed {
 		s.idle = s.w.r.clock.AfterFunc(d, s.idleCheck)
+		s.idleOn.Store(true)
 	}
 }
 
@@ -399,6 +406,7 @@ func (s *RoutedStream) idleCheck() {
 	}
 	if silent >= d {
 		s.idle = nil
+		s.idleOn.Store(false)
 		s.cancelPart(errStalled)
 		return
 	}
@@ -411,6 +419,7 @@ func (s *RoutedStream) stopIdle() {
 	if s.idle != nil {
 		s.idle.Stop()
 		s.idle = nil
+		s.idleOn.Store(false)
 	}
 }
 

@@ -203,14 +203,18 @@ func (s *EventStream) stop(err error) {
 	}
 }
 
-// Buffered reports how much of the answer is already here: chunks queued
-// and bytes read but not yet parsed. A writer uses it to flush only when the
-// next Next would wait on the network. Call it from the goroutine calling
+// Buffered reports how much of the answer is already here: chunks queued,
+// bytes read but not yet parsed, and the clean end once it has been read
+// (then Next returns io.EOF without a read). A writer uses it to flush only
+// when the next Next would wait on the network: the last chunks of an
+// answer and its end leave in one write. Call it from the goroutine calling
 // Next.
 func (s *EventStream) Buffered() int {
 	n := len(s.queue)
 	if s.rd != nil {
 		n += s.rd.Buffered()
+	} else if s.err == io.EOF {
+		n++
 	}
 	return n
 }

@@ -433,3 +433,36 @@ func TestStreamEndsOnceFinishedWithUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamBufferedCountsTheEnd: once the finish and the usage are in, the
+// end of the answer is at hand even though the upstream keeps the
+// connection open and silent, so a writer that flushes when Buffered is
+// zero sends the last chunks and the end in one write.
+func TestStreamBufferedCountsTheEnd(t *testing.T) {
+	release := block(t)
+	_, c := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		sseHandler(evRole, evHello, evFinish, evUsage)(w, r)
+		select { // open and silent
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	s, err := c.Stream(context.Background(), testCall())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	es := s.(*EventStream)
+	for i, want := range []llm.Chunk{{Role: "assistant"}, {Content: "Hello"}, {FinishReason: "stop"}, {Usage: usage5}} {
+		got, err := s.Next()
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("chunk %d: got %s, %v; want %s", i, show([]llm.Chunk{got}), err, show([]llm.Chunk{want}))
+		}
+	}
+	if n := es.Buffered(); n == 0 {
+		t.Errorf("after the usage, Buffered() = 0: a writer would flush before the end, which is already here")
+	}
+	if _, err := s.Next(); err != io.EOF {
+		t.Errorf("after the usage, Next returned %v, want io.EOF", err)
+	}
+}
