@@ -3,8 +3,7 @@
 // content, over N sequential requests on one kept-alive connection per
 // target, the targets taken in turn so that they share the machine's
 // noise. A request that fails is counted, not measured (more than 10 %
-// ends the run; a bare httputil.ReverseProxy in front of bench/upstream
-// loses about 1 % of streams to "use of closed network connection"). It
+// ends the run). It
 // prints p50 and p90 per target, and what each target adds to the first
 // one's (the fixed upstream called directly, when listed first).
 //
