@@ -162,7 +162,6 @@ gateway() {
   stop_gateway
 }
 
-echo "# machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go version | cut -d' ' -f3), wrk $(wrk -v 2>&1 | head -1 | cut -d' ' -f2)"
 for stream in $([ "$LOAD" = 1 ] && echo 0) $([ "$LOAD$STREAMING" = 11 ] && echo 1); do
   warm=${WARMUP:-3s}; [ "$stream" = 1 ] && warm=0
   WARMUP=$warm load direct "http://$MOCK_ADDR$URL_PATH" "$MOCK_PID" "$stream" "1 16 64"
