@@ -24,39 +24,9 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return validString(b, i)
 	case c == '{':
-		if depth >= maxValidDepth {
-			return i, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = validString(b, i); !ok {
-				return i, false
-			}
-			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			if i, ok = validValue(b, skipSpace(b, i+1), depth+1); !ok {
-				return i, false
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+		return objectFields(b, i, depth, func(_ []byte, j int) (int, bool) {
+			return validValue(b, j, depth+1)
+		})
 	case c == '[':
 		if depth >= maxValidDepth {
 			return i, false
