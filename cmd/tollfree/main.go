@@ -35,7 +35,7 @@ Usage:
   tollfree check [FILE]                          validate a config, print chains, routes and limits
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
   tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
-  tollfree sim   [-days N] [-trace FILE]         simulate a day of traffic: tollfree vs a naive chain
+  tollfree sim   [-days N] [-trace FILE] [-chain capped|seed000]  simulate a day of traffic: tollfree vs a naive chain
   tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens (-tz ZONE, -json)
   tollfree emulator [-listen ADDR]               serve the emulated free tiers alone (an upstream needing no keys)
   tollfree health [URL]                          exit 0 when URL (default http://127.0.0.1:8080/readyz) answers 200

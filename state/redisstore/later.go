@@ -83,7 +83,7 @@ func (q *laterQueue) take() (batch []state.Spend, seq, last uint64) {
 	return batch, q.seq, q.seq
 }
 
-// givingBack reports whether a batch up to last, not yet applied, gives
+// givingBackLocked reports whether a batch up to last, not yet applied, gives
 // back to a counter of spends that is checked. q.mu must be held.
 func (q *laterQueue) givingBackLocked(last uint64, spends []state.Spend) bool {
 	for seq, back := range q.open {
