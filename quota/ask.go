@@ -271,6 +271,9 @@ func (e *enter) scope(name, key string, l config.CallerLimits) {
 			// Every request adds 1 to the mute counter; a mute's weight
 			// in the window refuses every request until it drops out.
 			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key+"|mute", muteWeight, 1, true)
+			// Another instance mutes with one add: checked against
+			// Redis every time, never from a share held here.
+			e.spends[len(e.spends)-1].Exact = true
 			c.mute = &mute{weight: mw.spend(key+"|mute", 0, muteWeight), win: mw}
 		}
 		e.add(c, key+"|burst", int64(bu.Count), 1, true)

@@ -46,6 +46,11 @@ type Spend struct {
 	// TTL is how long a slot must be kept after it was last written; at
 	// least the window's length.
 	TTL time.Duration
+	// Exact asks a Store shared by several instances to check this spend
+	// against the shared count every time, never against a share of the
+	// window an instance holds (see redisstore's shares): for a counter
+	// that another instance may fill at once, as a caller's mute is.
+	Exact bool
 }
 
 // Rest is a route or provider skipped until a time, as a Store keeps it.

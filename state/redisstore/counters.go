@@ -66,7 +66,17 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 		if err := ctx.Err(); err != nil {
 			return -1, fmt.Errorf("redisstore: %s: %w", what, err)
 		}
+		if s.takeShares(ctx, spends) {
+			// Every checked window was covered by a share this
+			// instance holds: no round trip (shares.go).
+			return -1, nil
+		}
+		asks := s.shareAsks(spends)
+		if owed := s.owedOf(spends); len(owed) > 0 {
+			s.enqueue(owed) // taken along just below
+		}
 		var failed int
+		var grants []int64
 		var err error
 		pre, seq, last := s.later.take()
 		if seq != 0 {
@@ -81,7 +91,7 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			// the same round trip, so that this check counts them.
 			pre = mergeAdds(pre)
 			var added bool
-			failed, added, err = s.runSpendAfter(ctx, pre, spends, must)
+			failed, grants, added, err = s.runSpendAfter(ctx, pre, spends, must, asks)
 			if added {
 				_ = s.local.Add(ctx, pre)
 			} else if aerr := s.addLocal(ctx, pre); aerr != nil {
@@ -89,13 +99,14 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			}
 			s.later.applied(seq)
 		} else {
-			failed, err = s.runSpend(ctx, spends, must)
+			failed, grants, err = s.runSpend(ctx, spends, must, asks)
 		}
 		if err == nil {
 			// Mirror what was added into Local, so that an instance
 			// restarted during an outage still holds its own counts.
 			if added := addedBy(failed, must, len(spends)); added > 0 {
 				_ = s.local.Add(ctx, spends[:added])
+				s.granted(spends[:added], grants)
 			}
 			return failed, nil
 		}
@@ -159,7 +170,7 @@ func (s *Store) Add(ctx context.Context, spends []state.Spend) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("redisstore: add: %w", err)
 		}
-		_, err := s.runSpend(ctx, spends, -1)
+		_, _, err := s.runSpend(ctx, spends, -1, nil)
 		if err == nil {
 			_ = s.local.Add(ctx, spends)
 			return nil
@@ -188,14 +199,16 @@ func (s *Store) addLocal(ctx context.Context, spends []state.Spend) error {
 
 // runSpend runs spendScript within OpTimeout and learns the counts and the
 // number of instances it returns. must is the script's ARGV[1]: the spends
-// checked all or nothing first, or -1 to add without checking.
-func (s *Store) runSpend(ctx context.Context, spends []state.Spend, must int) (int, error) {
-	keys, args := s.spendArgs(spends, must)
+// checked all or nothing first, or -1 to add without checking. asks, nil
+// or one per spend, are the shares asked for; grants, one per spend, what
+// was granted besides each amount (shares.go).
+func (s *Store) runSpend(ctx context.Context, spends []state.Spend, must int, asks []int64) (failed int, grants []int64, err error) {
+	keys, args := s.spendArgs(spends, must, asks)
 	octx, cancel := s.opContext(ctx)
 	defer cancel()
 	reply, err := spendScript.Run(octx, s.client, keys, args...).Slice()
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	return s.learnSpend(spends, reply)
 }
@@ -203,9 +216,9 @@ func (s *Store) runSpend(ctx context.Context, spends []state.Spend, must int) (i
 // runSpendAfter is runSpend with the adds pre, queued by AddLater, applied
 // first in the same round trip: one pipeline of two scripts. added reports
 // whether pre was applied, even when the spend failed.
-func (s *Store) runSpendAfter(ctx context.Context, pre, spends []state.Spend, must int) (failed int, added bool, err error) {
-	pkeys, pargs := s.spendArgs(pre, -1)
-	keys, args := s.spendArgs(spends, must)
+func (s *Store) runSpendAfter(ctx context.Context, pre, spends []state.Spend, must int, asks []int64) (failed int, grants []int64, added bool, err error) {
+	pkeys, pargs := s.spendArgs(pre, -1, nil)
+	keys, args := s.spendArgs(spends, must, asks)
 	octx, cancel := s.opContext(ctx)
 	defer cancel()
 	var addCmd, spendCmd *redis.Cmd
@@ -225,18 +238,19 @@ func (s *Store) runSpendAfter(ctx context.Context, pre, spends []state.Spend, mu
 	}
 	if reply, aerr := addCmd.Slice(); aerr == nil {
 		added = true
-		_, _ = s.learnSpend(pre, reply)
+		_, _, _ = s.learnSpend(pre, reply)
 	}
 	reply, err := spendCmd.Slice()
 	if err != nil {
-		return -1, added, err
+		return -1, nil, added, err
 	}
-	failed, err = s.learnSpend(spends, reply)
-	return failed, added, err
+	failed, grants, err = s.learnSpend(spends, reply)
+	return failed, grants, added, err
 }
 
-// spendArgs builds spendScript's keys and arguments.
-func (s *Store) spendArgs(spends []state.Spend, must int) ([]string, []any) {
+// spendArgs builds spendScript's keys and arguments; asks, nil or one per
+// spend, are the shares asked for.
+func (s *Store) spendArgs(spends []state.Spend, must int, asks []int64) ([]string, []any) {
 	keys := make([]string, 1, 1+3*len(spends))
 	keys[0] = s.aliveKey()
 	nums := make([]byte, 0, 32*len(spends))
@@ -255,40 +269,49 @@ func (s *Store) spendArgs(spends []state.Spend, must int) ([]string, []any) {
 		nums = strconv.AppendInt(nums, max(sp.TTL.Milliseconds(), 1), 10)
 		nums = append(nums, ' ')
 		nums = strconv.AppendInt(nums, sp.Slot, 10)
+		var ask int64
+		if asks != nil {
+			ask = asks[i]
+		}
+		nums = append(nums, ' ')
+		nums = strconv.AppendInt(nums, ask, 10)
 	}
 	return keys, []any{must, len(spends), nums}
 }
 
 // learnSpend decodes spendScript's reply to spends and learns the counts
-// and the number of instances it holds.
-func (s *Store) learnSpend(spends []state.Spend, reply []any) (int, error) {
-	failed, alive, vals, err := spendReply(reply)
+// and the number of instances it holds; grants are the shares granted.
+func (s *Store) learnSpend(spends []state.Spend, reply []any) (int, []int64, error) {
+	failed, alive, vals, grants, err := spendReply(reply)
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	s.mu.Lock()
 	s.setInstancesLocked(alive)
 	s.learnLocked(spends, vals, s.clock.Now())
 	s.mu.Unlock()
-	return int(failed), nil
+	return int(failed), grants, nil
 }
 
 // spendReply decodes spendScript's reply.
-func spendReply(reply []any) (failed, alive int64, vals []int64, err error) {
-	if len(reply) != 3 {
-		return 0, 0, nil, fmt.Errorf("spend script: a reply of %d values, want 3", len(reply))
+func spendReply(reply []any) (failed, alive int64, vals, grants []int64, err error) {
+	if len(reply) != 4 {
+		return 0, 0, nil, nil, fmt.Errorf("spend script: a reply of %d values, want 4", len(reply))
 	}
 	failed, ok1 := reply[0].(int64)
 	alive, ok2 := reply[1].(int64)
 	counts, ok3 := reply[2].(string)
-	if !ok1 || !ok2 || !ok3 {
-		return 0, 0, nil, fmt.Errorf("spend script: an unexpected reply %T, %T, %T", reply[0], reply[1], reply[2])
+	gs, ok4 := reply[3].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return 0, 0, nil, nil, fmt.Errorf("spend script: an unexpected reply %T, %T, %T, %T", reply[0], reply[1], reply[2], reply[3])
 	}
-	vals, err = parseCounts(counts)
-	if err != nil {
-		return 0, 0, nil, fmt.Errorf("spend script: %w", err)
+	if vals, err = parseCounts(counts); err != nil {
+		return 0, 0, nil, nil, fmt.Errorf("spend script: %w", err)
 	}
-	return failed, alive, vals, nil
+	if grants, err = parseCounts(gs); err != nil {
+		return 0, 0, nil, nil, fmt.Errorf("spend script: %w", err)
+	}
+	return failed, alive, vals, grants, nil
 }
 
 // Sums returns each spend's window sum: from Redis, or while Redis is away
@@ -347,6 +370,10 @@ func (s *Store) redisSums(ctx context.Context, spends []state.Spend) ([]int64, e
 			}
 			k++
 		}
+		// What this instance set aside is not spent, and what it
+		// tallied is (shares.go).
+		left, owed := s.heldIn(sp)
+		out[i] += owed - left
 	}
 	s.mu.Lock()
 	s.learnSlotsLocked(spends, counts, s.clock.Now())

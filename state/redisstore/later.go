@@ -160,12 +160,25 @@ func (s *Store) AddLater(spends []state.Spend) {
 	if len(spends) == 0 {
 		return
 	}
+	// An add to a window this instance holds a share of goes to the
+	// share: its units are in Redis's count already; one to a window
+	// without a limit, to its tally (shares.go).
+	if s.up.Load() {
+		if spends = s.absorb(spends); len(spends) == 0 {
+			return
+		}
+	}
 	if s.givesBackNear(spends) {
 		// Every instance must see it before the caller asks again:
 		// applied now, the caller's answer waiting one round trip.
 		s.applyBatch(context.Background(), spends)
 		return
 	}
+	s.enqueue(spends)
+}
+
+// enqueue queues adds for the flusher; after Close it applies them at once.
+func (s *Store) enqueue(spends []state.Spend) {
 	q := &s.later
 	q.mu.Lock()
 	if q.closed {
@@ -212,9 +225,10 @@ func (s *Store) givesBackNear(spends []state.Spend) bool {
 	return false
 }
 
-// Flush applies every add queued before it, and returns when they are in
-// Redis (or, Redis away, in Local).
+// Flush applies every add queued or tallied (shares.go) before it, and
+// returns when they are in Redis (or, Redis away, in Local).
 func (s *Store) Flush(ctx context.Context) {
+	s.pushTallies() // shares.go
 	last := s.applyQueued(ctx)
 	s.later.wait(last)
 }

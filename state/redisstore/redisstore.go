@@ -12,7 +12,10 @@
 // older ones (scripts.go). AddLater queues the adds made after an answer;
 // they are applied in batches off the caller's path, or with the next
 // spend in the same round trip, and at Close; a spend near its limit waits
-// for a give-back already on its way (later.go). Rests are keys that expire with the rest; a pause set by hand has no
+// for a give-back already on its way (later.go). Far from its limit, a
+// window this instance spends on again and again is spent from a share
+// the script grants it, in memory, without a round trip (shares.go).
+// Rests are keys that expire with the rest; a pause set by hand has no
 // expiry. Every change to a rest is published on the channel {ns}:events, and
 // each instance keeps a local copy of the rests current from that channel
 // (and from a full read at most every second, and at once after a
@@ -160,7 +163,8 @@ type Store struct {
 	psMu sync.Mutex    // guards ps
 	ps   *redis.PubSub // the current subscription, closed by Close
 
-	later laterQueue // adds applied off the caller's path (later.go)
+	later  laterQueue // adds applied off the caller's path (later.go)
+	shares shares     // the windows this instance holds a share of (shares.go)
 
 	refresh   chan struct{} // asks the maintenance loop for a refresh now
 	cancel    context.CancelFunc
@@ -262,6 +266,7 @@ func (s *Store) Close() error {
 		}
 		s.psMu.Unlock()
 		s.wg.Wait()
+		s.sweepShares(true) // given back before the last adds are applied
 		s.closeLater()
 		s.leave()
 		if cerr := s.client.Close(); cerr != nil {
@@ -313,6 +318,9 @@ func (s *Store) failed(err error) {
 	s.mu.Unlock()
 	if changed {
 		s.logger.Warn("redisstore: Redis unreachable; serving from local state until it returns", "error", msg)
+		// What this instance held is given back to Local, pending: its
+		// outage share counts them as its own (view.go).
+		s.sweepShares(true)
 	}
 }
 
@@ -364,6 +372,7 @@ func (s *Store) maintainLoop(ctx context.Context) {
 // refreshAll runs the connected tick: rests, heartbeat, view. A failure
 // switches to Local and skips the rest.
 func (s *Store) refreshAll(ctx context.Context) {
+	s.sweepShares(false)
 	s.refreshRests(ctx)
 	if !s.up.Load() {
 		return

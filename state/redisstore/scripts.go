@@ -26,12 +26,13 @@ import "github.com/redis/go-redis/v9"
 // on a Cluster they live in the declared keys' slot.
 // ARGV[1]: must, the number of spends checked and added all or nothing
 // before the others (SpendSplit; the number of spends for Spend), or -1 to
-// add without checking (Add). ARGV[2]: the number of spends. ARGV[3]: five
+// add without checking (Add). ARGV[2]: the number of spends. ARGV[3]: six
 // numbers per spend, separated by spaces: slots, limit, amount, ttl in
-// milliseconds, slot.
+// milliseconds, slot, and the largest share this instance asks for (0:
+// none; see shares.go).
 //
 // Every window is summed before any add. It returns {failed, alive,
-// counts}: failed is -1 when every amount was added, or the 0-based index
+// counts, grants}: failed is -1 when every amount was added, or the 0-based index
 // of the first spend whose window sum plus amount passes its limit: below
 // must, nothing was added; must or above, the first must spends were
 // added and no other. A limit of 0, or an amount of 0 or less, is never
@@ -40,19 +41,25 @@ import "github.com/redis/go-redis/v9"
 // spend, joined by commas (one string rather than an array of replies,
 // cheaper to decode): its slot's count after the call, and the sum of its
 // window's older slots (-1 for an Add, which does not sum): the instance's
-// view of the shared counters (see view.go). A slot's expiry is set when
-// an add creates it: its ttl from then covers the window, since it was
-// created within its own slot.
+// view of the shared counters (see view.go). grants holds, joined by
+// commas, the share added to each spend besides its amount: at most what
+// was asked, and only where the window stays far from its limit: none
+// when less than an eighth of the limit is left after the amount, else a
+// quarter of what is left, divided by the instances alive, and at least
+// the amount (one more such spend), else 0. A slot's
+// expiry is set when an add creates it: its ttl from then covers the
+// window, since it was created within its own slot.
 var spendScript = redis.NewScript(`
 local must = tonumber(ARGV[1])
 local check = must >= 0
 local n = tonumber(ARGV[2])
+local alive = redis.call('ZCARD', KEYS[1])
 local nums = {}
 for v in string.gmatch(ARGV[3], '%S+') do nums[#nums + 1] = tonumber(v) end
 local got = redis.call('MGET', unpack(KEYS, 2, 1 + 3 * n))
 local cur, older, at, osum = {}, {}, {}, {}
 for i = 1, n do
-  local b = (i - 1) * 5
+  local b = (i - 1) * 6
   local slots, slot = nums[b + 1], nums[b + 5]
   cur[i] = tonumber(got[3 * i - 2]) or 0
   if got[3 * i] then
@@ -82,7 +89,7 @@ end
 local failed, upto = -1, n
 if check then
   for i = 1, n do
-    local b = (i - 1) * 5
+    local b = (i - 1) * 6
     local limit, amount = nums[b + 2], nums[b + 3]
     if limit > 0 and amount > 0 and older[i] + cur[i] + amount > limit then
       failed = i - 1
@@ -91,9 +98,20 @@ if check then
     end
   end
 end
+local grants = {}
+for i = 1, n do grants[i] = 0 end
 for i = 1, upto do
-  local b = (i - 1) * 5
-  local slots, amount, slot = nums[b + 1], nums[b + 3], nums[b + 5]
+  local b = (i - 1) * 6
+  local slots, limit, amount, slot, ask = nums[b + 1], nums[b + 2], nums[b + 3], nums[b + 5], nums[b + 6]
+  if check and ask > 0 and limit > 0 and amount > 0 then
+    local room = limit - older[i] - cur[i] - amount
+    local g = math.floor(room / (4 * math.max(alive, 1)))
+    if g > ask then g = ask end
+    if g >= amount and room * 8 >= limit then
+      grants[i] = g
+      amount = amount + g
+    end
+  end
   local v = redis.call('INCRBY', KEYS[3 * i - 1], string.format('%d', amount))
   if v == amount then
     redis.call('PEXPIRE', KEYS[3 * i - 1], string.format('%d', nums[b + 4]))
@@ -109,7 +127,9 @@ for i = 1, n do
   out[#out + 1] = string.format('%d', cur[i])
   out[#out + 1] = string.format('%d', older[i])
 end
-return {failed, redis.call('ZCARD', KEYS[1]), table.concat(out, ',')}
+local gs = {}
+for i = 1, n do gs[i] = string.format('%d', grants[i]) end
+return {failed, alive, table.concat(out, ','), table.concat(gs, ',')}
 `)
 
 // pushScript writes back an instance's view of counter slots when Redis

@@ -1,0 +1,372 @@
+package redisstore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tollfree/tollfree/state"
+)
+
+// Shares take the round trip off most requests (issue 18: a round trip
+// per request made Redis mode cost half of local mode, and a loopback
+// round trip alone is more than the 0.15 ms a request may add).
+//
+// When the script adds a spend on a window this instance spends on again
+// and again, it adds a few more units besides, granted to this instance:
+// its share of the window. Later spends on that window in the same slot
+// are taken from the share in memory, without a round trip, when every
+// checked spend of the call is covered by a share (else the whole call
+// goes to Redis, as without shares). A share's units are counted in
+// Redis from the moment they are granted, so the instances together still
+// never pass a limit; what a share costs is that the other instances see
+// the window that much fuller until it is spent or given back. So a
+// share is small and soon returned:
+//
+//   - it is asked for only from this instance's second spend on a window
+//     within a second or two (a visitor seen once holds nothing), only
+//     when every checked spend of the call can be shared, and never for
+//     a spend marked Exact (a caller's mute, which another instance sets
+//     with one add);
+//   - it is asked for only where min(maxShare × amount, limit / 32) is
+//     at least minShare (16) amounts: a window of requests from a limit
+//     of 512, never a minute of 30;
+//   - the script grants at most that, at most a quarter of what the
+//     window has left after the amount, divided by the instances alive,
+//     nothing under the amount, and nothing once less than an eighth of
+//     the limit is left: in the last eighth of its limit every spend goes
+//     to Redis, exactly as without shares. A share therefore holds at
+//     most 1/32 of a limit, within the default 5 % margin a chain keeps
+//     from a provider's own count;
+//   - what is left of it is given back (a negative add to its slot,
+//     queued like AddLater's) when its window's slot moves on, when this
+//     instance has not spent on it for a tick of the maintenance loop (a
+//     second), when Redis goes away (then to Local, pending, pushed when
+//     Redis returns), and at Close.
+//
+// The adds made after an answer to a window held here (a request in
+// flight given back, tokens settled or corrected by a header) go to the
+// share, not to Redis: its units are in Redis's count already. Sums
+// subtracts what this instance holds, so that a reading of a window
+// (Observe's, a refusal's retry time, the status page) counts what was
+// spent, not what was set aside.
+//
+// A window without a limit (a route's tokens per minute that no header
+// has taught yet: counted, never checked) is tallied the same way: the
+// adds this instance makes to it are summed here and pushed to Redis at
+// every tick of the maintenance loop (a second), when its slot moves on,
+// when Redis goes away and at Close, instead of a round trip each. Nobody
+// is refused by such a window; the cost is that the other instances see
+// this instance's last second of it late, which Sums, here, does not.
+
+// maxShare bounds a grant: so many spends of the same amount.
+const maxShare = 128
+
+// shareDiv is the part of a limit a grant may hold at most: 1/shareDiv.
+const shareDiv = 32
+
+// minShare is the fewest spends a window's largest grant must cover for
+// it to be shared at all: a smaller share would spare few round trips
+// for what it sets aside. So a window of requests is shared from a limit
+// of 512 (a day of 1,000 requests, not a minute of 30).
+const minShare = 16
+
+// held is what this instance holds of one window's current slot.
+type held struct {
+	slot  int64
+	slots int
+	ttl   time.Duration
+	left  int64  // units granted and not yet spent here
+	owed  int64  // adds to a window without a limit, not yet in Redis
+	used  uint64 // the tick of the last spend
+	// granted is set once a share of slot was granted: only then do the
+	// adds after an answer go to it.
+	granted bool
+	// checked is set once a spend checked the window here: an add to it
+	// is never tallied, since another instance may check it next.
+	checked bool
+}
+
+// shares are the windows this instance holds a share of, tallies, or
+// spent on in the last tick or two (a grant is asked at the next spend).
+type shares struct {
+	mu   sync.Mutex
+	m    map[string]*held
+	tick uint64 // bumped by every sweep
+}
+
+// checked reports whether a spend is checked against its limit.
+func checked(sp *state.Spend) bool { return sp.Limit > 0 && sp.Amount > 0 }
+
+// takeShares serves spends from the shares held when every checked spend
+// is covered by a share of its window's current slot, and reports whether
+// it did, and every unchecked add among them can go to a share or a
+// tally (addLocked). What was spent is mirrored into Local, as a
+// spend Redis took is.
+func (s *Store) takeShares(ctx context.Context, spends []state.Spend) bool {
+	h := &s.shares
+	var buf [16]*held
+	hs := buf[:0]
+	if len(spends) > len(buf) {
+		hs = make([]*held, 0, len(spends))
+	}
+	h.mu.Lock()
+	if len(h.m) == 0 {
+		h.mu.Unlock()
+		return false
+	}
+	for i := range spends {
+		sp := &spends[i]
+		sh := h.m[sp.Key]
+		if checked(sp) && (sp.Exact || sh == nil || !sh.granted || sh.slot != sp.Slot || sh.left < sp.Amount) ||
+			!checked(sp) && !h.canAddLocked(sp, sh) {
+			h.mu.Unlock()
+			return false
+		}
+		hs = append(hs, sh)
+	}
+	var back []state.Spend
+	for i := range spends {
+		sp := &spends[i]
+		if checked(sp) {
+			hs[i].left -= sp.Amount
+			hs[i].used = h.tick
+			continue
+		}
+		h.addLocked(sp, &back)
+	}
+	h.mu.Unlock()
+	if len(back) > 0 {
+		s.enqueue(back)
+	}
+	_ = s.local.Add(ctx, spends)
+	return true
+}
+
+// canAddLocked reports whether addLocked takes sp, whose window's entry
+// is sh (nil if none): an add to a window with a share of its slot goes
+// to the share (a give-back, a correction); an add without a limit
+// (tokens counted, or corrected by the usage reported), to a window no
+// spend checked here, goes to its tally. h.mu must be held.
+func (h *shares) canAddLocked(sp *state.Spend, sh *held) bool {
+	switch {
+	case sp.Amount == 0:
+		return true
+	case sp.Limit > 0 || sp.Exact || sh != nil && sh.checked:
+		return sh != nil && sh.granted && sh.slot == sp.Slot && sh.left >= sp.Amount
+	default:
+		return sh == nil || sh.slot <= sp.Slot
+	}
+}
+
+// addLocked applies sp to what is held if canAddLocked says so, and
+// reports whether it did. A tally or share of an older slot is appended
+// to back, to be given back. h.mu must be held.
+func (h *shares) addLocked(sp *state.Spend, back *[]state.Spend) bool {
+	sh := h.m[sp.Key]
+	if !h.canAddLocked(sp, sh) {
+		return false
+	}
+	switch {
+	case sp.Amount == 0:
+		return true
+	case sp.Limit > 0 || sp.Exact || sh != nil && sh.checked:
+		sh.left -= sp.Amount // a give-back (negative) adds to the share
+		return true
+	}
+	if sh == nil {
+		if h.m == nil {
+			h.m = make(map[string]*held)
+		}
+		sh = &held{slot: sp.Slot, slots: sp.Slots, ttl: sp.TTL, used: h.tick}
+		h.m[sp.Key] = sh
+	}
+	if sh.slot < sp.Slot {
+		*back = appendGiveBack(*back, sp.Key, sh)
+		sh.slot, sh.left, sh.owed, sh.granted = sp.Slot, 0, 0, false
+	}
+	sh.slots, sh.ttl = max(sh.slots, sp.Slots), max(sh.ttl, sp.TTL)
+	sh.owed += sp.Amount
+	return true
+}
+
+// owedOf takes the tallies of the windows of spends, to be applied before
+// them: a window tallied until now and checked from now on (a limit just
+// learned) is checked with what this instance counted.
+func (s *Store) owedOf(spends []state.Spend) []state.Spend {
+	h := &s.shares
+	var out []state.Spend
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.m) == 0 {
+		return nil
+	}
+	for i := range spends {
+		sp := &spends[i]
+		if sh := h.m[sp.Key]; sh != nil && sh.owed != 0 {
+			out = append(out, state.Spend{Key: sp.Key, Slot: sh.slot, Slots: sh.slots, Amount: sh.owed, TTL: sh.ttl})
+			sh.owed = 0
+		}
+	}
+	return out
+}
+
+// shareAsks returns the share to ask for with each spend, or nil when
+// none is: a spend not checked asks for nothing, and when a checked spend
+// cannot be shared (Exact, a limit too small, a window not spent on
+// lately) the call will come back to Redis anyway, so no window of it asks.
+func (s *Store) shareAsks(spends []state.Spend) []int64 {
+	h := &s.shares
+	n := 0
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range spends {
+		sp := &spends[i]
+		if !checked(sp) {
+			continue
+		}
+		if sp.Exact || min(maxShare*sp.Amount, sp.Limit/shareDiv) < minShare*sp.Amount || h.m[sp.Key] == nil {
+			return nil
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	asks := make([]int64, len(spends))
+	for i := range spends {
+		if sp := &spends[i]; checked(sp) {
+			asks[i] = min(maxShare*sp.Amount, sp.Limit/shareDiv)
+		}
+	}
+	return asks
+}
+
+// granted records the spends Redis added (the first ones of a call) and
+// the shares it granted with them: a window spent on is known from now
+// on, and a share or tally of an older slot is given back.
+func (s *Store) granted(spends []state.Spend, grants []int64) {
+	h := &s.shares
+	var back []state.Spend
+	h.mu.Lock()
+	if h.m == nil {
+		h.m = make(map[string]*held)
+	}
+	for i := range spends {
+		sp := &spends[i]
+		if !checked(sp) || sp.Exact {
+			continue
+		}
+		sh := h.m[sp.Key]
+		if sh == nil {
+			sh = &held{slot: sp.Slot}
+			h.m[sp.Key] = sh
+		}
+		if sh.slot < sp.Slot {
+			back = appendGiveBack(back, sp.Key, sh)
+			sh.slot, sh.left, sh.owed, sh.granted = sp.Slot, 0, 0, false
+		}
+		sh.slots, sh.ttl, sh.used, sh.checked = max(sh.slots, sp.Slots), max(sh.ttl, sp.TTL), h.tick, true
+		if i < len(grants) && grants[i] > 0 && sh.slot == sp.Slot {
+			sh.left += grants[i]
+			sh.granted = true
+		}
+	}
+	h.mu.Unlock()
+	if len(back) > 0 {
+		s.enqueue(back)
+	}
+}
+
+// appendGiveBack appends to back the add that returns what is left of
+// sh's share and pushes its tally, if anything is.
+func appendGiveBack(back []state.Spend, key string, sh *held) []state.Spend {
+	if n := sh.owed - sh.left; n != 0 {
+		back = append(back, state.Spend{Key: key, Slot: sh.slot, Slots: sh.slots, Amount: n, TTL: sh.ttl})
+	}
+	return back
+}
+
+// absorb applies to what is held the adds among spends that it can take
+// (see addLocked), and returns the others (spends itself when none was
+// absorbed).
+func (s *Store) absorb(spends []state.Spend) []state.Spend {
+	h := &s.shares
+	var back, rest []state.Spend
+	h.mu.Lock()
+	for i := range spends {
+		if h.addLocked(&spends[i], &back) {
+			if rest == nil {
+				rest = make([]state.Spend, i, len(spends))
+				copy(rest, spends[:i])
+			}
+			continue
+		}
+		if rest != nil {
+			rest = append(rest, spends[i])
+		}
+	}
+	h.mu.Unlock()
+	if len(back) > 0 {
+		s.enqueue(back)
+	}
+	if rest == nil {
+		return spends
+	}
+	return rest
+}
+
+// heldIn returns what this instance holds of sp's window: the share left
+// of one of its slots, and its tally.
+func (s *Store) heldIn(sp state.Spend) (left, owed int64) {
+	h := &s.shares
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sh := h.m[sp.Key]
+	if sh == nil || sh.slot > sp.Slot || sh.slot <= sp.Slot-int64(sp.Slots) {
+		return 0, 0
+	}
+	return sh.left, sh.owed
+}
+
+// pushTallies queues every tally, for Flush.
+func (s *Store) pushTallies() {
+	h := &s.shares
+	var back []state.Spend
+	h.mu.Lock()
+	for key, sh := range h.m {
+		if sh.owed != 0 {
+			back = append(back, state.Spend{Key: key, Slot: sh.slot, Slots: sh.slots, Amount: sh.owed, TTL: sh.ttl})
+			sh.owed = 0
+		}
+	}
+	h.mu.Unlock()
+	if len(back) > 0 {
+		s.enqueue(back)
+	}
+}
+
+// sweepShares pushes every tally, gives back the shares not spent on
+// since the last sweep and forgets their windows; all of them with all
+// set (Redis went away, Close).
+func (s *Store) sweepShares(all bool) {
+	h := &s.shares
+	var back []state.Spend
+	h.mu.Lock()
+	for key, sh := range h.m {
+		if all || sh.used != h.tick {
+			back = appendGiveBack(back, key, sh)
+			delete(h.m, key)
+			continue
+		}
+		if sh.owed != 0 {
+			back = append(back, state.Spend{Key: key, Slot: sh.slot, Slots: sh.slots, Amount: sh.owed, TTL: sh.ttl})
+			sh.owed = 0
+		}
+	}
+	h.tick++
+	h.mu.Unlock()
+	if len(back) > 0 {
+		s.enqueue(back)
+	}
+}
