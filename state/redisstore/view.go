@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,9 +38,20 @@ import (
 // Redis since it started knows neither the shared counts nor the other
 // instances: it holds each cap on its own counts (Local), as N = 1.
 //
-// The view holds every live slot this instance touched, like Local: memory
-// grows with the counters in use (per-caller windows included) and shrinks
-// as their slots expire.
+// The view holds the live slots this instance touched, but not all of
+// them: a site with a million visitors a day touches millions of caller
+// slots (about 200 bytes each in the view), so past viewCap slots the
+// ones used longest ago, with nothing pending, are dropped (issue 18, item
+// 4). What a dropped slot costs is only in an outage: its window starts
+// from what Local holds of this instance's own spends, not from the shared
+// count, so the bound above grows by what the other instances spent on a
+// window this instance had not touched for the longest. The windows in
+// use, a route's and its provider's at every request, are the newest and
+// stay.
+
+// viewCap is how many slots the view keeps before it drops the ones used
+// longest ago; it drops down to three quarters of it.
+const viewCap = 16384
 
 // refreshRecent is how recently this instance must have used a slot for
 // the every-second refresh to read it: the refresh stays cheap when the
@@ -77,10 +89,35 @@ func slotOf(sp state.Spend, j int) int64 { return sp.Slot - int64(sp.Slots) + 1 
 func (s *Store) entryLocked(k slotKey, create bool) *viewSlot {
 	e := s.view[k]
 	if e == nil && create {
+		if len(s.view) >= viewCap {
+			s.dropOldestLocked()
+		}
 		e = &viewSlot{}
 		s.view[k] = e
 	}
 	return e
+}
+
+// dropOldestLocked drops the slots used longest ago, with nothing pending,
+// until the view holds three quarters of viewCap. s.mu must be held.
+func (s *Store) dropOldestLocked() {
+	type aged struct {
+		k    slotKey
+		used time.Time
+	}
+	all := make([]aged, 0, len(s.view))
+	for k, e := range s.view {
+		if e.pending == 0 {
+			all = append(all, aged{k, e.used})
+		}
+	}
+	slices.SortFunc(all, func(a, b aged) int { return a.used.Compare(b.used) })
+	for _, a := range all {
+		if len(s.view) <= viewCap*3/4 {
+			break
+		}
+		delete(s.view, a.k)
+	}
 }
 
 // touchLocked marks e changed and used at now, by a write or read of a
