@@ -291,24 +291,26 @@ func clientError(hay string) (Class, Scope) {
 
 // Parameter names in refusals, in the provider's own spelling. Each
 // captures the name; they are tried in order on the original message.
-var paramRes = []*regexp.Regexp{
-	// OpenAI, GitHub Models: Unsupported parameter: 'max_tokens' is ...
-	regexp.MustCompile("(?i)unsupported parameter:?\\s*['\"`]([^'\"`\\s]+)"),
-	// Groq, Cerebras: property 'store' is unsupported (a did-you-mean
-	// that follows names another field, not this one).
-	regexp.MustCompile(`(?i)property\s+'([^'\s]+)'\s+is\s+unsupported`),
-	// Google: Unknown name "thinking_level" at 'generation_config.thinking_config'
-	regexp.MustCompile(`(?i)unknown name\s+"([^"\s]+)"(?:\s+at\s+'([^'\s]+)')?`),
-	// Mistral (see validationText): Extra inputs are not permitted: body.n
-	regexp.MustCompile(`(?i)extra inputs are not permitted:\s*([\w.\[\]-]+)`),
-	// xAI and OCI: does not support parameter reasoningEffort; Argument not supported: logit_bias
-	regexp.MustCompile("(?i)(?:does not support parameter|argument not supported:)\\s*['\"`]?([\\w.\\[\\]-]+)"),
-}
+var paramRes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// OpenAI, GitHub Models: Unsupported parameter: 'max_tokens' is ...
+		regexp.MustCompile("(?i)unsupported parameter:?\\s*['\"`]([^'\"`\\s]+)"),
+		// Groq, Cerebras: property 'store' is unsupported (a did-you-mean
+		// that follows names another field, not this one).
+		regexp.MustCompile(`(?i)property\s+'([^'\s]+)'\s+is\s+unsupported`),
+		// Google: Unknown name "thinking_level" at 'generation_config.thinking_config'
+		regexp.MustCompile(`(?i)unknown name\s+"([^"\s]+)"(?:\s+at\s+'([^'\s]+)')?`),
+		// Mistral (see validationText): Extra inputs are not permitted: body.n
+		regexp.MustCompile(`(?i)extra inputs are not permitted:\s*([\w.\[\]-]+)`),
+		// xAI and OCI: does not support parameter reasoningEffort; Argument not supported: logit_bias
+		regexp.MustCompile("(?i)(?:does not support parameter|argument not supported:)\\s*['\"`]?([\\w.\\[\\]-]+)"),
+	}
+})
 
 // notSupportedName finds "X is not supported ..." / "X is unsupported":
 // Groq "`logprobs` is not supported with this model", NVIDIA
 // "chat_template_kwargs.enable_thinking is not supported for this model".
-var notSupportedName = regexp.MustCompile("(?i)(?:^|[\\s:(])['\"`]?([A-Za-z_][\\w.\\[\\]-]*)['\"`]?\\s+(?:is|are)\\s+(?:not supported|unsupported)")
+var notSupportedName = lazyRegexp("(?i)(?:^|[\\s:(])['\"`]?([A-Za-z_][\\w.\\[\\]-]*)['\"`]?\\s+(?:is|are)\\s+(?:not supported|unsupported)")
 
 // namedParam is the parameter an Unsupported refusal names (see
 // Verdict.Param), or "".
@@ -317,7 +319,7 @@ func namedParam(d *detail, msg string) string {
 }
 
 func findParam(d *detail, msg string) string {
-	for _, re := range paramRes {
+	for _, re := range paramRes() {
 		if m := re.FindStringSubmatch(msg); m != nil {
 			if len(m) > 2 && m[2] != "" {
 				return m[2] + "." + m[1]
@@ -336,7 +338,7 @@ func findParam(d *detail, msg string) string {
 	if m := reasoningRe().FindString(lower); m != "" {
 		return m
 	}
-	if m := notSupportedName.FindStringSubmatch(msg); m != nil {
+	if m := notSupportedName().FindStringSubmatch(msg); m != nil {
 		switch strings.ToLower(m[1]) {
 		case "parameter", "field", "argument", "value", "feature", "request", "model", "this", "it":
 			// "This parameter is not supported ...": no name given.
