@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -149,6 +150,15 @@ func classifyHTTP(ue *UpstreamError, d detail, status int, now time.Time) Verdic
 	return v
 }
 
+// lazyRegexp compiles expr on first use. The message rules and wait
+// sentences only run on a failed call, and compiling all of them when the
+// package was initialised cost every process 15 ms and 300 KB of heap at
+// start, most of it kept (issue 18 item 7); TestRulesCompile compiles
+// each, so a typo still fails the tests rather than a late call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // Message rules. Each is matched against the lower-cased haystack of the
 // body's text fields; each names the provider wording it is for (verbatim
 // bodies in PROVIDERS.md §2 and testdata/). They run only after the status
@@ -157,24 +167,24 @@ func classifyHTTP(ue *UpstreamError, d detail, status int, now time.Time) Verdic
 var (
 	// refusal: OpenAI/Azure content_filter, content_policy_violation;
 	// OpenRouter 403 moderation ("flagged").
-	refusalRe = regexp.MustCompile(`content_filter|content_policy|moderation|flagged`)
+	refusalRe = lazyRegexp(`content_filter|content_policy|moderation|flagged`)
 	// goneRe: Groq model_decommissioned / model_not_found (as 400),
 	// Cloudflare 5007 "No such model", NVIDIA "Not found for account".
-	goneRe = regexp.MustCompile(`model_decommissioned|model_not_found|has been decommissioned|no such model|not found for account`)
+	goneRe = lazyRegexp(`model_decommissioned|model_not_found|has been decommissioned|no such model|not found for account`)
 	// authRe: Gemini answers a bad key with 400 ("API key not valid",
 	// API_KEY_INVALID, "API Key not found") and an unsupported region with
 	// 400 FAILED_PRECONDITION; both hold for every model of the account.
-	authRe = regexp.MustCompile(`api key not valid|api_key_invalid|api key not found|user location is not supported`)
+	authRe = lazyRegexp(`api key not valid|api_key_invalid|api key not found|user location is not supported`)
 	// tooLargeRe: OpenAI context_length_exceeded ("reduce the length"),
 	// Gemini "input token count (N) exceeds the maximum", GitHub
 	// tokens_limit_reached, Groq/Cloudflare "request too large".
-	tooLargeRe = regexp.MustCompile(`context_length_exceeded|reduce the length|input token count.*exceeds the maximum|maximum context length|tokens_limit_reached|request (?:body )?(?:is )?too large|prompt is too long`)
+	tooLargeRe = lazyRegexp(`context_length_exceeded|reduce the length|input token count.*exceeds the maximum|maximum context length|tokens_limit_reached|request (?:body )?(?:is )?too large|prompt is too long`)
 	// thinkingRe: Gemini refusing a thinking setting ("Thinking level ...",
 	// "thinking budget", "Budget 0 is invalid", "only set only one of
 	// thinking budget and thinking level"): unsupported, Param
 	// "thinkingConfig". It is the route's (config extra) or the caller's
 	// (reasoning_effort, which the adapter turns into a thinkingConfig).
-	thinkingRe = regexp.MustCompile(`thinking level|thinking budget|thinking_config|budget 0 is invalid`)
+	thinkingRe = lazyRegexp(`thinking level|thinking budget|thinking_config|budget 0 is invalid`)
 	// unfitRe: the route cannot serve this request's features (tools, JSON
 	// mode, images): OpenRouter 404 "No endpoints found that support tool
 	// use"; Groq's 400 "This model does not support response format
@@ -182,7 +192,7 @@ var (
 	// github.com/ItzCrazyKns/Vane/issues/980). Another route may, so it is
 	// TooLarge (skip for this request), never a rest the caller could
 	// inflict on everyone.
-	unfitRe = regexp.MustCompile("no endpoints found that support|does not support (?:response format|json|tools?|tool use|function calling|images?|vision|audio)|(?:tools?|tool_choice|function calling|response_format|json mode|json_schema|images?|vision|audio)\\b[^.]{0,40}(?:not supported|unsupported|is not available)")
+	unfitRe = lazyRegexp("no endpoints found that support|does not support (?:response format|json|tools?|tool use|function calling|images?|vision|audio)|(?:tools?|tool_choice|function calling|response_format|json mode|json_schema|images?|vision|audio)\\b[^.]{0,40}(?:not supported|unsupported|is not available)")
 	// unsupportedRe: a request field this route does not take, in each
 	// provider's words: OpenAI "Unsupported parameter: 'temperature' is not
 	// supported with this model." (code unsupported_parameter; GitHub
@@ -195,18 +205,18 @@ var (
 	// Mistral's 422 "Extra inputs are not permitted" (extra_forbidden); xAI
 	// "does not support parameter reasoningEffort"; "Argument not
 	// supported: logit_bias". Sources are cited in testdata/README.md.
-	unsupportedRe = regexp.MustCompile(`unsupported parameter|unsupported_parameter|is unsupported|is not supported (?:with|for|by) (?:this|the) model|unknown name .*cannot find field|is not enabled for models/|extra inputs are not permitted|extra_forbidden|does not support parameter|argument not supported`)
+	unsupportedRe = lazyRegexp(`unsupported parameter|unsupported_parameter|is unsupported|is not supported (?:with|for|by) (?:this|the) model|unknown name .*cannot find field|is not enabled for models/|extra inputs are not permitted|extra_forbidden|does not support parameter|argument not supported`)
 	// reasoningRe: Groq refusing a reasoning_format or reasoning_effort
 	// value ("reasoning_format=raw is not supported with JSON mode or tool
 	// calling", "`reasoning_effort` must be one of `none` or `default`"):
 	// another route may take it.
-	reasoningRe = regexp.MustCompile(`reasoning_format|reasoning_effort`)
+	reasoningRe = lazyRegexp(`reasoning_format|reasoning_effort`)
 	// day and minute windows named in 429 bodies: Groq "(RPD)"/"(TPD)",
 	// Gemini quotaId "PerDay", metric "per_day", Cerebras "per day" and
 	// "-day" header-style names, GitHub "UserByModelByDay" / "per 86400s",
 	// Gemini "limit: 0" (no free quota at all), and "daily".
-	dayRe    = regexp.MustCompile(`per[ _-]?day|\(rpd\)|\(tpd\)|86400s|byday|\blimit: 0\b|daily|-day\b`)
-	minuteRe = regexp.MustCompile(`per[ _-]?min|\(rpm\)|\(tpm\)|per 60s|byminute|limit_rpm/`)
+	dayRe    = lazyRegexp(`per[ _-]?day|\(rpd\)|\(tpd\)|86400s|byday|\blimit: 0\b|daily|-day\b`)
+	minuteRe = lazyRegexp(`per[ _-]?min|\(rpm\)|\(tpm\)|per 60s|byminute|limit_rpm/`)
 )
 
 // decide picks the class and scope of an HTTP failure.
@@ -225,7 +235,7 @@ func decide(ue *UpstreamError, d *detail, status int, wait time.Duration) (Class
 	case status == http.StatusUnauthorized:
 		return Auth, ScopeProvider
 	case status == http.StatusForbidden:
-		if refusalRe.MatchString(hay) {
+		if refusalRe().MatchString(hay) {
 			return Refused, ScopeRequest
 		}
 		// Cloudflare 5016 "User has not agreed to Llama3.2 model terms":
@@ -235,7 +245,7 @@ func decide(ue *UpstreamError, d *detail, status int, wait time.Duration) (Class
 		}
 		return Auth, ScopeProvider
 	case status == http.StatusNotFound || status == http.StatusGone:
-		if unfitRe.MatchString(hay) {
+		if unfitRe().MatchString(hay) {
 			return TooLarge, ScopeRequest
 		}
 		return Gone, ScopeRoute
@@ -257,19 +267,19 @@ func decide(ue *UpstreamError, d *detail, status int, wait time.Duration) (Class
 // clientError sorts a 400, 422 or other 4xx: who caused it.
 func clientError(hay string) (Class, Scope) {
 	switch {
-	case refusalRe.MatchString(hay):
+	case refusalRe().MatchString(hay):
 		return Refused, ScopeRequest
-	case goneRe.MatchString(hay):
+	case goneRe().MatchString(hay):
 		return Gone, ScopeRoute
-	case authRe.MatchString(hay):
+	case authRe().MatchString(hay):
 		return Auth, ScopeProvider
-	case tooLargeRe.MatchString(hay):
+	case tooLargeRe().MatchString(hay):
 		return TooLarge, ScopeRequest
-	case thinkingRe.MatchString(hay):
+	case thinkingRe().MatchString(hay):
 		return Unsupported, ScopeRequest
-	case unfitRe.MatchString(hay):
+	case unfitRe().MatchString(hay):
 		return TooLarge, ScopeRequest
-	case unsupportedRe.MatchString(hay), reasoningRe.MatchString(hay):
+	case unsupportedRe().MatchString(hay), reasoningRe().MatchString(hay):
 		// Whose parameter it is decides between "unsupported here" (the
 		// caller's: skip the route for this request) and bad_config (the
 		// route's own: rest it); only the router knows, so the verdict
@@ -281,24 +291,26 @@ func clientError(hay string) (Class, Scope) {
 
 // Parameter names in refusals, in the provider's own spelling. Each
 // captures the name; they are tried in order on the original message.
-var paramRes = []*regexp.Regexp{
-	// OpenAI, GitHub Models: Unsupported parameter: 'max_tokens' is ...
-	regexp.MustCompile("(?i)unsupported parameter:?\\s*['\"`]([^'\"`\\s]+)"),
-	// Groq, Cerebras: property 'store' is unsupported (a did-you-mean
-	// that follows names another field, not this one).
-	regexp.MustCompile(`(?i)property\s+'([^'\s]+)'\s+is\s+unsupported`),
-	// Google: Unknown name "thinking_level" at 'generation_config.thinking_config'
-	regexp.MustCompile(`(?i)unknown name\s+"([^"\s]+)"(?:\s+at\s+'([^'\s]+)')?`),
-	// Mistral (see validationText): Extra inputs are not permitted: body.n
-	regexp.MustCompile(`(?i)extra inputs are not permitted:\s*([\w.\[\]-]+)`),
-	// xAI and OCI: does not support parameter reasoningEffort; Argument not supported: logit_bias
-	regexp.MustCompile("(?i)(?:does not support parameter|argument not supported:)\\s*['\"`]?([\\w.\\[\\]-]+)"),
-}
+var paramRes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// OpenAI, GitHub Models: Unsupported parameter: 'max_tokens' is ...
+		regexp.MustCompile("(?i)unsupported parameter:?\\s*['\"`]([^'\"`\\s]+)"),
+		// Groq, Cerebras: property 'store' is unsupported (a did-you-mean
+		// that follows names another field, not this one).
+		regexp.MustCompile(`(?i)property\s+'([^'\s]+)'\s+is\s+unsupported`),
+		// Google: Unknown name "thinking_level" at 'generation_config.thinking_config'
+		regexp.MustCompile(`(?i)unknown name\s+"([^"\s]+)"(?:\s+at\s+'([^'\s]+)')?`),
+		// Mistral (see validationText): Extra inputs are not permitted: body.n
+		regexp.MustCompile(`(?i)extra inputs are not permitted:\s*([\w.\[\]-]+)`),
+		// xAI and OCI: does not support parameter reasoningEffort; Argument not supported: logit_bias
+		regexp.MustCompile("(?i)(?:does not support parameter|argument not supported:)\\s*['\"`]?([\\w.\\[\\]-]+)"),
+	}
+})
 
 // notSupportedName finds "X is not supported ..." / "X is unsupported":
 // Groq "`logprobs` is not supported with this model", NVIDIA
 // "chat_template_kwargs.enable_thinking is not supported for this model".
-var notSupportedName = regexp.MustCompile("(?i)(?:^|[\\s:(])['\"`]?([A-Za-z_][\\w.\\[\\]-]*)['\"`]?\\s+(?:is|are)\\s+(?:not supported|unsupported)")
+var notSupportedName = lazyRegexp("(?i)(?:^|[\\s:(])['\"`]?([A-Za-z_][\\w.\\[\\]-]*)['\"`]?\\s+(?:is|are)\\s+(?:not supported|unsupported)")
 
 // namedParam is the parameter an Unsupported refusal names (see
 // Verdict.Param), or "".
@@ -307,7 +319,7 @@ func namedParam(d *detail, msg string) string {
 }
 
 func findParam(d *detail, msg string) string {
-	for _, re := range paramRes {
+	for _, re := range paramRes() {
 		if m := re.FindStringSubmatch(msg); m != nil {
 			if len(m) > 2 && m[2] != "" {
 				return m[2] + "." + m[1]
@@ -317,16 +329,16 @@ func findParam(d *detail, msg string) string {
 	}
 	lower := strings.ToLower(msg)
 	switch {
-	case thinkingRe.MatchString(lower):
+	case thinkingRe().MatchString(lower):
 		return "thinkingConfig"
 	case strings.Contains(lower, "developer instruction is not enabled"):
 		// Gemma takes no system instruction: the caller's system message.
 		return "systemInstruction"
 	}
-	if m := reasoningRe.FindString(lower); m != "" {
+	if m := reasoningRe().FindString(lower); m != "" {
 		return m
 	}
-	if m := notSupportedName.FindStringSubmatch(msg); m != nil {
+	if m := notSupportedName().FindStringSubmatch(msg); m != nil {
 		switch strings.ToLower(m[1]) {
 		case "parameter", "field", "argument", "value", "feature", "request", "model", "this", "it":
 			// "This parameter is not supported ...": no name given.
@@ -369,9 +381,9 @@ func rate(ue *UpstreamError, d *detail, hay string, wait time.Duration) (Class, 
 	case strings.Contains(hay, "limit_rpm/") || strings.Contains(hay, "upstream_provider_shared_pool") ||
 		strings.Contains(hay, "openrouter_shared_capacity"):
 		return RateMinute, ScopeRoute
-	case dayRe.MatchString(hay), daySpent(ue):
+	case dayRe().MatchString(hay), daySpent(ue):
 		return RateDay, ScopeRoute
-	case minuteRe.MatchString(hay):
+	case minuteRe().MatchString(hay):
 		return RateMinute, ScopeRoute
 	case wait > longWait:
 		return RateDay, ScopeRoute

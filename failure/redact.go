@@ -3,6 +3,7 @@ package failure
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -17,34 +18,39 @@ const (
 // The redaction rules, applied in this order. Distinctive key prefixes match
 // anywhere, even glued to other text; short generic ones only at a word
 // start, so "task-based" keeps its "sk-".
-var redactions = []struct {
+var redactions = sync.OnceValue(func() []redaction {
+	return []redaction{
+		// Provider keys with a distinctive prefix: Groq gsk_, Google AIza,
+		// NVIDIA nvapi-, GitHub tokens, Hugging Face, Replicate.
+		{regexp.MustCompile(`(?:gsk_|AIza|nvapi-|github_pat_|gh[pousr]_|hf_|r8_)[A-Za-z0-9_\-]{4,}`), "[key]"},
+		// OpenAI-style and other short prefixes (sk-or-v1-, sk_, pk_, csk-,
+		// xai-), at a word start.
+		{regexp.MustCompile(`\b(?:sk-|sk_|pk_|rk_|csk-|xai-)[A-Za-z0-9_\-]{4,}`), "[key]"},
+		// Authorization headers echoed back.
+		{regexp.MustCompile(`(?i)\b(bearer)\s+[^\s"'<>,;]+`), "$1 [redacted]"},
+		// Keys in query strings and key=value text.
+		{regexp.MustCompile(`(?i)\b(api[_-]?key|key|token|access_token|secret|password)=[^&\s"'<>]+`), "$1=[redacted]"},
+		// Email addresses.
+		{regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`), "[email]"},
+	}
+})
+
+// redaction is one rule of Redact: what it finds, what it writes instead.
+type redaction struct {
 	re   *regexp.Regexp
 	repl string
-}{
-	// Provider keys with a distinctive prefix: Groq gsk_, Google AIza,
-	// NVIDIA nvapi-, GitHub tokens, Hugging Face, Replicate.
-	{regexp.MustCompile(`(?:gsk_|AIza|nvapi-|github_pat_|gh[pousr]_|hf_|r8_)[A-Za-z0-9_\-]{4,}`), "[key]"},
-	// OpenAI-style and other short prefixes (sk-or-v1-, sk_, pk_, csk-,
-	// xai-), at a word start.
-	{regexp.MustCompile(`\b(?:sk-|sk_|pk_|rk_|csk-|xai-)[A-Za-z0-9_\-]{4,}`), "[key]"},
-	// Authorization headers echoed back.
-	{regexp.MustCompile(`(?i)\b(bearer)\s+[^\s"'<>,;]+`), "$1 [redacted]"},
-	// Keys in query strings and key=value text.
-	{regexp.MustCompile(`(?i)\b(api[_-]?key|key|token|access_token|secret|password)=[^&\s"'<>]+`), "$1=[redacted]"},
-	// Email addresses.
-	{regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`), "[email]"},
 }
 
 // accountID finds organization, user and project ids (Groq org_...,
 // OpenRouter user_..., OpenAI proj_...); Redact removes those holding a digit,
 // so user_message stays.
-var accountID = regexp.MustCompile(`\b(?:org|user|proj|project|acct|account|sess)_[A-Za-z0-9]{6,}`)
+var accountID = lazyRegexp(`\b(?:org|user|proj|project|acct|account|sess)_[A-Za-z0-9]{6,}`)
 
 // opaque finds long letter-and-digit runs: keys without a known prefix
 // (Mistral's 32 characters, NVIDIA account ids). Runs of letters only
 // (GenerateRequestsPerDayPerProjectPerModel) or digits only (token counts,
 // epoch times) are kept; '-' splits runs so model names survive.
-var opaque = regexp.MustCompile(`[A-Za-z0-9]{24,}`)
+var opaque = lazyRegexp(`[A-Za-z0-9]{24,}`)
 
 // Redact removes from s what must never be shown or logged: API keys (by
 // prefix, and any long letter-and-digit run), bearer tokens, key=value
@@ -52,16 +58,16 @@ var opaque = regexp.MustCompile(`[A-Za-z0-9]{24,}`)
 // space into one space. It does not shorten s.
 func Redact(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	for _, r := range redactions {
+	for _, r := range redactions() {
 		s = r.re.ReplaceAllString(s, r.repl)
 	}
-	s = accountID.ReplaceAllStringFunc(s, func(id string) string {
+	s = accountID().ReplaceAllStringFunc(s, func(id string) string {
 		if strings.ContainsAny(id, "0123456789") {
 			return "[id]"
 		}
 		return id
 	})
-	return opaque.ReplaceAllStringFunc(s, func(run string) string {
+	return opaque().ReplaceAllStringFunc(s, func(run string) string {
 		if strings.ContainsAny(run, "0123456789") && strings.IndexFunc(run, isLetter) >= 0 {
 			return "[redacted]"
 		}

@@ -3,7 +3,6 @@ package failure
 import (
 	"math"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +16,8 @@ const maxWait = 30 * 24 * time.Hour
 // Groq "Please try again in 1m0.363142857s", Gemini "Please retry in
 // 36.43s", GitHub "Please wait 5631 seconds before retrying".
 var (
-	waitDuration = regexp.MustCompile(`(?i)(?:try again|retry) in ~?((?:[0-9]+(?:\.[0-9]+)?(?:h|ms|m|s))+)`)
-	waitSeconds  = regexp.MustCompile(`(?i)(?:wait|try again in|retry in|retry after|try again after) ([0-9]+(?:\.[0-9]+)?) ?(?:seconds?|secs?)\b`)
+	waitDuration = lazyRegexp(`(?i)(?:try again|retry) in ~?((?:[0-9]+(?:\.[0-9]+)?(?:h|ms|m|s))+)`)
+	waitSeconds  = lazyRegexp(`(?i)(?:wait|try again in|retry in|retry after|try again after) ([0-9]+(?:\.[0-9]+)?) ?(?:seconds?|secs?)\b`)
 )
 
 // retryAfter returns how long the provider asks to wait, from, in order: the
@@ -72,12 +71,12 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, time.Time, bool) {
 
 // sentenceWait returns the first wait written in s, or 0.
 func sentenceWait(s string) time.Duration {
-	if m := waitDuration.FindStringSubmatch(s); m != nil {
+	if m := waitDuration().FindStringSubmatch(s); m != nil {
 		if w, err := time.ParseDuration(m[1]); err == nil && w > 0 {
 			return min(w, maxWait)
 		}
 	}
-	if m := waitSeconds.FindStringSubmatch(s); m != nil {
+	if m := waitSeconds().FindStringSubmatch(s); m != nil {
 		if f, err := strconv.ParseFloat(m[1], 64); err == nil {
 			return seconds(f)
 		}

@@ -23,16 +23,20 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 //go:embed widget.js
 var script []byte
 
-// version is the first 16 hex digits of the script's SHA-256.
-var version = func() string {
+// version is the first 16 hex digits of the script's SHA-256, worked out
+// the first time it is asked: hashed when the package was initialised, it
+// made every process, serving the widget or not, read the script and run
+// an init at start (issue 18 item 7).
+var version = sync.OnceValue(func() string {
 	sum := sha256.Sum256(script)
 	return hex.EncodeToString(sum[:8])
-}()
+})
 
 // Path is where the gateway serves the script.
 const Path = "/widget.js"
@@ -47,7 +51,7 @@ const (
 
 // Version identifies the script's content. A page may load
 // /widget.js?v=<Version> to have it cached for a year.
-func Version() string { return version }
+func Version() string { return version() }
 
 // Script returns the script's bytes (a copy).
 func Script() []byte { return append([]byte(nil), script...) }
@@ -74,10 +78,10 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"error":{"message":"` + r.Method + ` is not allowed on /widget.js; use GET","type":"invalid_request_error","code":"method_not_allowed"}}`))
 		return
 	}
-	etag := `"` + version + `"`
+	etag := `"` + version() + `"`
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", cacheShort)
-	if r.URL.Query().Get("v") == version {
+	if r.URL.Query().Get("v") == version() {
 		h.Set("Cache-Control", cacheImmutable)
 	}
 	h.Set("X-Content-Type-Options", "nosniff")
