@@ -172,6 +172,9 @@ type check struct {
 // returned wrapped together with a Pass (that gives nothing back): the
 // site answers while its store is down. A refused burst starts its mute.
 func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
+	if a.limitless() {
+		return &Pass{}, nil
+	}
 	e, err := b.asked(a)
 	if err != nil {
 		return nil, err
@@ -189,6 +192,13 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 	p := &Pass{}
 	p.fill(e)
 	return p, nil
+}
+
+// limitless reports whether a has no limit to count: no spend to build,
+// and the 1.4 KB building them costs not spent (issue 18, item 7).
+func (a *Ask) limitless() bool {
+	return a.Limits.IsZero() && (a.Chain == "" || a.ChainLimits.IsZero()) &&
+		(a.Key == "" || a.KeyLimits.IsZero()) && a.SiteDay <= 0
 }
 
 // asked builds the spends of a, or refuses it at once when the site's day

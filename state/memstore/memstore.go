@@ -392,6 +392,19 @@ func (s *Store) sumLocked(sp *state.Spend, r ref, now int64) int64 {
 // flush that works writes the whole file instead.
 const maxChangedSmall = 1 << 20
 
+// recentlyChanged reports whether h is among the last entries of
+// changed: a busy caller's counters are changed at every request, and
+// listing them once per request until the next flush cost a megabyte
+// under load (issue 18, item 7). The flush sorts and skips repeats anyway.
+func recentlyChanged(changed []uint64, h uint64) bool {
+	for i := len(changed) - 1; i >= 0 && i >= len(changed)-16; i-- {
+		if changed[i] == h {
+			return true
+		}
+	}
+	return false
+}
+
 // addLocked adds sp.Amount to its counter, in small while it fits there;
 // r is sp.Key's lookup, made under the same hold of s.mu.
 func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
@@ -406,7 +419,7 @@ func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
 			added = c == nil && s.small.add(r.h, sp.Slot, sp.Amount, expires, now)
 		}
 		if added {
-			if s.dir != "" {
+			if s.dir != "" && !recentlyChanged(s.changedSmall, r.h) {
 				if len(s.changedSmall) >= maxChangedSmall {
 					s.changedSmall, s.rewrite = s.changedSmall[:0], true
 				}
