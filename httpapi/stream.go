@@ -50,6 +50,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 	sw.head = openai.AppendChunkHead(make([]byte, 0, 96+len(sw.id)+len(sw.model)), sw.id, sw.model, sw.created)
 	var think openai.ThinkFilter
 	var finish string
+	first := true
 	for {
 		c, err := as.Next()
 		if err == io.EOF {
@@ -67,11 +68,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 		if c.FinishReason != "" {
 			finish = c.FinishReason
 		}
-		// Flush when the next chunk would wait on the upstream: at once
-		// for the caller, and one write for chunks that came together.
-		if !sw.chunk(unthink(&think, c), as.Buffered() == 0) {
+		// Flush the first token at once: the caller's time to first token
+		// must not wait for the gateway to read and write what came with
+		// it (issue 18 item 3). After it, flush when the next chunk would
+		// wait on the upstream: at once for the caller, and one write for
+		// chunks that came together.
+		if !sw.chunk(unthink(&think, c), first || as.Buffered() == 0) {
 			return
 		}
+		first = false
 	}
 	sw.end(&think, finish, call.Request.IncludeUsage, as)
 }
