@@ -386,3 +386,39 @@ func TestStreamFlushesTheFirstToken(t *testing.T) {
 		t.Errorf("rest of the stream %q, want the second chunk and [DONE]", rest)
 	}
 }
+
+// flushLog is a ResponseWriter that notes how much of the body had been
+// written at each flush.
+type flushLog struct {
+	*httptest.ResponseRecorder
+	flushedAt []int
+}
+
+func (f *flushLog) Flush() {
+	f.flushedAt = append(f.flushedAt, f.Body.Len())
+	f.ResponseRecorder.Flush()
+}
+
+// TestStreamFlushes: a streamed answer whose chunks are all at hand is
+// flushed twice: its first token at once, and the rest when nothing more
+// is at hand. Its end ([DONE]) is written but left for net/http to send
+// with the response's own end, in one write (issue 18 item 3).
+func TestStreamFlushes(t *testing.T) {
+	const rt = "groq/llama-3.3-70b-versatile"
+	pieces := emutest.Words("Hello from the tollfree emulator.")
+	gw := &fakeGateway{stream: &llm.AnswerStream{ServedBy: llm.ServedByRoute, Route: rt,
+		ChunkStream: &chunks{c: emutest.Chunks(pieces, false)}}}
+	srv := New(Options{Plan: planOf(chainOf("groq", rt)), Gateway: gw, Clock: clock.NewFake(t0)})
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(streamBody("groq", false)))
+	r.Header.Set("Content-Type", "application/json")
+	w := &flushLog{ResponseRecorder: httptest.NewRecorder()}
+	srv.ServeHTTP(w, r)
+	body := w.Body.String()
+	if w.Code != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Fatalf("status %d, body %q", w.Code, body)
+	}
+	first := strings.Index(body, "\n\n") + 2
+	if len(w.flushedAt) != 2 || w.flushedAt[0] != first || w.flushedAt[1] >= len(body) || !strings.HasSuffix(body[:w.flushedAt[1]], `"finish_reason":"stop"}]}`+"\n\n") {
+		t.Errorf("flushed at bytes %v of %d, want %d (the first token), then after the finish, before [DONE]", w.flushedAt, len(body), first)
+	}
+}
