@@ -50,6 +50,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 	sw.head = openai.AppendChunkHead(make([]byte, 0, 96+len(sw.id)+len(sw.model)), sw.id, sw.model, sw.created)
 	var think openai.ThinkFilter
 	var finish string
+	first := true
 	for {
 		c, err := as.Next()
 		if err == io.EOF {
@@ -67,11 +68,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 		if c.FinishReason != "" {
 			finish = c.FinishReason
 		}
-		// Flush when the next chunk would wait on the upstream: at once
-		// for the caller, and one write for chunks that came together.
-		if !sw.chunk(unthink(&think, c), as.Buffered() == 0) {
+		// Flush the first token at once: the caller's time to first token
+		// must not wait for the gateway to read and write what came with
+		// it (issue 18 item 3). After it, flush when the next chunk would
+		// wait on the upstream: at once for the caller, and one write for
+		// chunks that came together.
+		if !sw.chunk(unthink(&think, c), first || as.Buffered() == 0) {
 			return
 		}
+		first = false
 	}
 	sw.end(&think, finish, call.Request.IncludeUsage, as)
 }
@@ -104,7 +109,10 @@ func (sw *sseWriter) broken(think *openai.ThinkFilter, msg string) {
 
 // end ends an answer that finished: what the think filter held back, the
 // finish the client expects when the answer ended with [DONE] but no
-// finish_reason, the usage chunk when asked, and [DONE].
+// finish_reason, the usage chunk when asked, and [DONE]. They are written
+// but not flushed: the handler returns at once, and net/http then sends
+// them with the response's own end (the chunked encoding's last chunk, and
+// trailers) in one write rather than two (issue 18 item 3).
 func (sw *sseWriter) end(think *openai.ThinkFilter, finish string, usage bool, as *llm.AnswerStream) {
 	tail, rtail := think.Flush()
 	sw.chunk(llm.Chunk{Content: tail, Reasoning: rtail}, false)
@@ -117,7 +125,9 @@ func (sw *sseWriter) end(think *openai.ThinkFilter, finish string, usage bool, a
 		*sw.buf = openai.AppendUsageChunk(*sw.buf, sw.id, sw.model, sw.created, u)
 	}
 	*sw.buf = append(*sw.buf, "data: [DONE]\n\n"...)
-	sw.write()
+	sw.ka.lock()
+	defer sw.ka.unlock(false)
+	_, _ = sw.w.Write(*sw.buf) // a caller gone has nothing left to hear
 }
 
 // sseWriter writes one response's chunks. Each write is made under the

@@ -300,3 +300,125 @@ func sseText(t *testing.T, body []byte) (content, reasoning string, finishes []s
 	}
 	return content, reasoning, finishes
 }
+
+// heldStream yields a first token and claims more is at hand (Buffered),
+// as an upstream whose first read brought several events does; its second
+// Next waits until the test lets it go.
+type heldStream struct {
+	next    int
+	release chan struct{}
+}
+
+func (s *heldStream) Next() (llm.Chunk, error) {
+	s.next++
+	switch s.next {
+	case 1:
+		return llm.Chunk{Role: "assistant", Content: "first"}, nil
+	case 2:
+		<-s.release
+		return llm.Chunk{Content: " second", FinishReason: "stop"}, nil
+	}
+	return llm.Chunk{}, io.EOF
+}
+func (s *heldStream) Buffered() int            { return 1 }
+func (s *heldStream) Usage() (llm.Usage, bool) { return llm.Usage{}, false }
+func (s *heldStream) Close() error             { return nil }
+
+// TestStreamFlushesTheFirstToken: the first token goes out as soon as it
+// is at hand, even when more of the answer is (issue 18 item 3: the time
+// to first token must not wait for the gateway to read and write what
+// came with it). Later chunks that came together still leave together.
+func TestStreamFlushesTheFirstToken(t *testing.T) {
+	const rt = "groq/llama-3.3-70b-versatile"
+	hs := &heldStream{release: make(chan struct{})}
+	defer func() {
+		select {
+		case <-hs.release:
+		default:
+			close(hs.release)
+		}
+	}()
+	gw := &fakeGateway{stream: &llm.AnswerStream{ServedBy: llm.ServedByRoute, Route: rt, ChunkStream: hs}}
+	srv := serveOver(t, planOf(chainOf("groq", rt)), gw)
+	// Without the flush, neither the headers nor the first event would
+	// reach the client: the handler is blocked in the second Next until
+	// the client has them.
+	type first struct {
+		resp  *http.Response
+		event string
+		err   error
+	}
+	got := make(chan first, 1)
+	go func() {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(streamBody("groq", false)))
+		if err != nil {
+			got <- first{err: err}
+			return
+		}
+		buf := make([]byte, 4096)
+		var b strings.Builder
+		for !strings.Contains(b.String(), "\n\n") {
+			n, err := resp.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		got <- first{resp: resp, event: b.String()}
+	}()
+	var f first
+	select {
+	case f = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first token was not flushed while the rest of the answer was still coming")
+	}
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	resp := f.resp
+	defer resp.Body.Close()
+	if !strings.Contains(f.event, `"content":"first"`) {
+		t.Errorf("first event %q, want the first token", f.event)
+	}
+	close(hs.release)
+	rest, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(rest), `"content":" second"`) || !strings.HasSuffix(string(rest), "data: [DONE]\n\n") {
+		t.Errorf("rest of the stream %q, want the second chunk and [DONE]", rest)
+	}
+}
+
+// flushLog is a ResponseWriter that notes how much of the body had been
+// written at each flush.
+type flushLog struct {
+	*httptest.ResponseRecorder
+	flushedAt []int
+}
+
+func (f *flushLog) Flush() {
+	f.flushedAt = append(f.flushedAt, f.Body.Len())
+	f.ResponseRecorder.Flush()
+}
+
+// TestStreamFlushes: a streamed answer whose chunks are all at hand is
+// flushed twice: its first token at once, and the rest when nothing more
+// is at hand. Its end ([DONE]) is written but left for net/http to send
+// with the response's own end, in one write (issue 18 item 3).
+func TestStreamFlushes(t *testing.T) {
+	const rt = "groq/llama-3.3-70b-versatile"
+	pieces := emutest.Words("Hello from the tollfree emulator.")
+	gw := &fakeGateway{stream: &llm.AnswerStream{ServedBy: llm.ServedByRoute, Route: rt,
+		ChunkStream: &chunks{c: emutest.Chunks(pieces, false)}}}
+	srv := New(Options{Plan: planOf(chainOf("groq", rt)), Gateway: gw, Clock: clock.NewFake(t0)})
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(streamBody("groq", false)))
+	r.Header.Set("Content-Type", "application/json")
+	w := &flushLog{ResponseRecorder: httptest.NewRecorder()}
+	srv.ServeHTTP(w, r)
+	body := w.Body.String()
+	if w.Code != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Fatalf("status %d, body %q", w.Code, body)
+	}
+	first := strings.Index(body, "\n\n") + 2
+	if len(w.flushedAt) != 2 || w.flushedAt[0] != first || w.flushedAt[1] >= len(body) || !strings.HasSuffix(body[:w.flushedAt[1]], `"finish_reason":"stop"}]}`+"\n\n") {
+		t.Errorf("flushed at bytes %v of %d, want %d (the first token), then after the finish, before [DONE]", w.flushedAt, len(body), first)
+	}
+}

@@ -28,12 +28,14 @@ type deadlineWriter struct {
 	armedAt time.Time // when the deadline was set last; zero when none is
 }
 
-// withWriteDeadlines wraps w. It clears a deadline left on the connection
-// by the previous request of a keep-alive connection, which would otherwise
-// cut the first write the server makes on its own (a 100 Continue).
+// withWriteDeadlines wraps w, and gives the connection a fresh deadline at
+// once: one left by the previous request of a keep-alive connection would
+// otherwise cut the first write the server makes on its own (a 100
+// Continue). Arming it here rather than clearing it saves the request a
+// second deadline call: its headers, written soon after, keep this one.
 func withWriteDeadlines(w http.ResponseWriter, timeout time.Duration) *deadlineWriter {
 	d := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
-	_ = d.rc.SetWriteDeadline(time.Time{}) // a writer without deadlines has nothing to clear
+	d.arm() // a writer without deadlines ignores it
 	return d
 }
 

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -27,6 +28,35 @@ func BenchmarkDecodeRequest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkDecodeRequestPaths compares DecodeRequest's two ways of
+// reading the body: the one-pass fast path (decodeRequestFast) and the
+// reflective one it falls back to (encoding/json, then eachField for the
+// extra fields), on the load harness's request.
+func BenchmarkDecodeRequestPaths(b *testing.B) {
+	body := benchBody(b)
+	b.Run("fast", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var w wireRequest
+			if _, ok := decodeRequestFast(body, &w); !ok {
+				b.Fatal("the fast path refused the harness's request")
+			}
+		}
+	})
+	b.Run("reflect", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var w wireRequest
+			if err := json.Unmarshal(body, &w); err != nil {
+				b.Fatal(err)
+			}
+			_ = eachField(body, func(rawKey, _ []byte) { _, _ = unknownField(rawKey) })
+		}
+	})
 }
 
 func BenchmarkAppendRequest(b *testing.B) {

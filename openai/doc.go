@@ -6,10 +6,13 @@
 // (AppendResponse, AppendChunk, AppendUsageChunk, AppendError,
 // AppendErrorEvent).
 //
-// Everything here is on every request's path, so decoding runs
-// encoding/json once into small structs (message content takes a fast path
-// for strings without escapes), and encoding appends to a caller's []byte by
-// hand, with a JSON string escaper that writes invalid UTF-8 as U+FFFD.
+// Everything here is on every request's path, so the client's request, the
+// upstream's answer and its stream chunks are decoded in one pass of plain
+// loops that checks the grammar and reads the fields together
+// (requestfast.go, responsefast.go, chunkfast.go); anything unusual falls
+// back to encoding/json into small structs, the reference that fuzz tests
+// hold each fast path to. Encoding appends to a caller's []byte by hand,
+// with a JSON string escaper that writes invalid UTF-8 as U+FFFD.
 //
 // Text hygiene (seed 004's emoji bug): a string truncated inside an emoji
 // leaves a lone UTF-16 surrogate, and some upstreams reject a body that

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/tollfree/tollfree/llm"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 
@@ -191,6 +192,53 @@ func FuzzValidJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if validJSON(data) && !json.Valid(data) {
 			t.Fatalf("validJSON took %q, which json.Valid refuses", data)
+		}
+	})
+}
+
+// FuzzDecodeRequestFast holds the fast path of DecodeRequest to the
+// reflective one: whenever decodeRequestFast takes a body, encoding/json
+// must take it too and find the same fields, and eachField the same extra
+// fields.
+func FuzzDecodeRequestFast(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are"},{"role":"user","content":"Hello \"x\" \u00e9\ud83d"}],"temperature":0.3,"max_tokens":400,"user":"u","stream":true}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"tools":[1],"x":{"y":"}"},"x":2}`,
+		`{"messages":[{"role":"assistant","content":null,"tool_calls":[{}],"prefix":true,"name":"n","tool_call_id":"t"}],"stop":["a"],"temperature":1}`,
+		`{"messages":[],"stream":true,"stream_options":{"include_usage":true,"other":1},"seed":-3,"n":1,"top_p":0.5}`,
+		`{"messages":null,"stop":"s","response_format":{"type":"json_object"},"reasoning_effort":"low","max_completion_tokens":9}`,
+		`{"Model":"m","messages":[]}`, `{"model":"a","model":"b"}`, `{"mod\u0065l":"m"}`, `{"max_tokens":1.5}`,
+		`{"messages":[{"Role":"user"}]}`, `{"messages":[null]}`, `{"temperature":1e400}`, `{"stream":"yes"}`,
+		`{"stream_options":{"Include_usage":true}}`, `{"stop":5}`, `{"messages":[{"content":{}}]}`, ` {"model":"m"} `, `{"model":"m"}x`,
+		"{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}],\"m\xc5\xbfg\":1}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var fast wireRequest
+		extra, ok := decodeRequestFast(body, &fast)
+		if !ok {
+			return
+		}
+		var ref wireRequest
+		if err := json.Unmarshal(body, &ref); err != nil {
+			t.Fatalf("fast path took %q, which encoding/json refuses: %v", body, err)
+		}
+		if !reflect.DeepEqual(fast, ref) {
+			t.Fatalf("%q:\nfast      %+v\nreference %+v", body, fast, ref)
+		}
+		var want map[string]json.RawMessage
+		_ = eachField(body, func(rawKey, value []byte) {
+			if key, ok := unknownField(rawKey); ok {
+				if want == nil {
+					want = make(map[string]json.RawMessage)
+				}
+				want[key] = cleanRaw(value)
+			}
+		})
+		if !reflect.DeepEqual(extra, want) {
+			t.Fatalf("%q: fast extra %q, reference %q", body, extra, want)
 		}
 	})
 }

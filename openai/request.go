@@ -134,8 +134,12 @@ func (s *stop) UnmarshalJSON(data []byte) error {
 // the package doc).
 func DecodeRequest(body []byte) (req *llm.Request, model string, err error) {
 	var w wireRequest
-	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, "", decodeError(err)
+	extra, fast := decodeRequestFast(body, &w)
+	if !fast {
+		w = wireRequest{}
+		if err := json.Unmarshal(body, &w); err != nil {
+			return nil, "", decodeError(err)
+		}
 	}
 	if w.Messages == nil {
 		return nil, "", &RequestError{Param: "messages", Message: "messages is required", Code: CodeMissingParameter}
@@ -162,6 +166,10 @@ func DecodeRequest(body []byte) (req *llm.Request, model string, err error) {
 	}
 	if !isNull(w.ResponseFormat) {
 		r.ResponseFormat = cleanRaw(w.ResponseFormat)
+	}
+	if fast {
+		r.Extra = extra
+		return r, w.Model, nil
 	}
 	if err := eachField(body, func(rawKey, value []byte) {
 		if key, ok := unknownField(rawKey); ok {

@@ -209,6 +209,9 @@ func TestDecodeRequestBenchBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := decodeRequestFast(body, &wireRequest{}); !ok {
+		t.Error("the harness's request does not take the fast path")
+	}
 	req, model, err := DecodeRequest(body)
 	if err != nil {
 		t.Fatal(err)
