@@ -36,7 +36,6 @@ type tripsRig struct {
 // happen while they run.
 func newTripsRig(t *testing.T, rpd int, callers string) *tripsRig {
 	t.Helper()
-	checkLeaks(t)
 	url := testenv.RedisURL(t)
 	ns := testenv.Namespace(t, url)
 	clk := clock.NewFake(t0)
@@ -109,6 +108,7 @@ func (r *tripsRig) used(t *testing.T) int64 {
 // caller past its limits still gets its 429, and nothing is spent on the
 // route for it. Its limits are small (4 an hour), so nothing is shared.
 func TestRedisOneRoundTripBeforeTheCall(t *testing.T) {
+	checkLeaks(t)
 	r := newTripsRig(t, 1000, `
 callers:
   per_hour: 4
@@ -156,6 +156,7 @@ callers:
 // (issue 18: Redis mode at 0.55 of local mode, a round trip each), and
 // every request is still counted.
 func TestRedisSharesSpareTheRoundTrip(t *testing.T) {
+	checkLeaks(t)
 	r := newTripsRig(t, 1_000_000, `
 callers:
   per_hour: 100000
