@@ -71,7 +71,12 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			// instance holds: no round trip (shares.go).
 			return -1, nil
 		}
-		asks := s.shareAsks(spends)
+		// What shares cover is taken here and sent as 0 (shares.go).
+		send, taken := s.takeCovered(spends)
+		if send == nil {
+			send = spends
+		}
+		asks := s.shareAsks(send)
 		if owed := s.owedOf(spends); len(owed) > 0 {
 			s.enqueue(owed) // taken along just below
 		}
@@ -91,7 +96,7 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			// the same round trip, so that this check counts them.
 			pre = mergeAdds(pre)
 			var added bool
-			failed, grants, added, err = s.runSpendAfter(ctx, pre, spends, must, asks)
+			failed, grants, added, err = s.runSpendAfter(ctx, pre, send, must, asks)
 			if added {
 				_ = s.local.Add(ctx, pre)
 			} else if aerr := s.addLocal(ctx, pre); aerr != nil {
@@ -99,16 +104,23 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			}
 			s.later.applied(seq)
 		} else {
-			failed, grants, err = s.runSpend(ctx, spends, must, asks)
+			failed, grants, err = s.runSpend(ctx, send, must, asks)
 		}
 		if err == nil {
+			added := addedBy(failed, must, len(spends))
+			if taken != nil {
+				s.putBack(spends, taken, added)
+			}
 			// Mirror what was added into Local, so that an instance
 			// restarted during an outage still holds its own counts.
-			if added := addedBy(failed, must, len(spends)); added > 0 {
+			if added > 0 {
 				_ = s.local.Add(ctx, spends[:added])
-				s.granted(spends[:added], grants)
+				s.granted(send[:added], grants)
 			}
 			return failed, nil
+		}
+		if taken != nil {
+			s.putBack(spends, taken, 0)
 		}
 		if callerGone(ctx) {
 			return -1, fmt.Errorf("redisstore: %s: %w", what, ctx.Err())

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,6 +86,10 @@ type held struct {
 	// checked is set once a spend checked the window here: an add to it
 	// is never tallied, since another instance may check it next.
 	checked bool
+	// most is the largest grant of slot: give-backs of spends Redis made
+	// (before this share, or past it) grow the share, and what passes
+	// twice this is given back, so that a share stays about a grant.
+	most int64
 }
 
 // shares are the windows this instance holds a share of, tallies, or
@@ -172,6 +177,10 @@ func (h *shares) addLocked(sp *state.Spend, back *[]state.Spend) bool {
 		return true
 	case sp.Limit > 0 || sp.Exact || sh != nil && sh.checked:
 		sh.left -= sp.Amount // a give-back (negative) adds to the share
+		if sh.left > 2*sh.most {
+			*back = append(*back, state.Spend{Key: sp.Key, Slot: sh.slot, Slots: sh.slots, Amount: sh.most - sh.left, TTL: sh.ttl})
+			sh.left = sh.most
+		}
 		return true
 	}
 	if sh == nil {
@@ -183,7 +192,7 @@ func (h *shares) addLocked(sp *state.Spend, back *[]state.Spend) bool {
 	}
 	if sh.slot < sp.Slot {
 		*back = appendGiveBack(*back, sp.Key, sh)
-		sh.slot, sh.left, sh.owed, sh.granted = sp.Slot, 0, 0, false
+		sh.slot, sh.left, sh.owed, sh.granted, sh.most = sp.Slot, 0, 0, false, 0
 	}
 	sh.slots, sh.ttl = max(sh.slots, sp.Slots), max(sh.ttl, sp.TTL)
 	sh.owed += sp.Amount
@@ -209,6 +218,68 @@ func (s *Store) owedOf(spends []state.Spend) []state.Spend {
 		}
 	}
 	return out
+}
+
+// takeCovered takes from the shares held the checked spends they cover,
+// when the call as a whole goes to Redis, so that Redis is not asked for
+// what it counted already: a share whose window went to Redis anyway (for
+// another window's sake) would otherwise grow with every give-back of a
+// spend Redis made, until the shares alone filled the window. It returns
+// a copy of spends with the amounts taken set to 0, and their indexes
+// (nil, nil when none was covered); putBack returns what was not spent.
+func (s *Store) takeCovered(spends []state.Spend) ([]state.Spend, []int) {
+	h := &s.shares
+	var out []state.Spend
+	var taken []int
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.m) == 0 {
+		return nil, nil
+	}
+	for i := range spends {
+		sp := &spends[i]
+		if !checked(sp) || sp.Exact {
+			continue
+		}
+		sh := h.m[sp.Key]
+		if sh == nil || !sh.granted || sh.slot != sp.Slot || sh.left < sp.Amount {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(spends)
+		}
+		sh.left -= sp.Amount
+		sh.used = h.tick
+		out[i].Amount = 0
+		taken = append(taken, i)
+	}
+	return out, taken
+}
+
+// putBack returns to the shares what takeCovered took from spends at the
+// indexes taken from index from on: the spends Redis did not add. A share
+// whose slot moved on meanwhile was given back without them: they are
+// given back to their slot.
+func (s *Store) putBack(spends []state.Spend, taken []int, from int) {
+	h := &s.shares
+	var back []state.Spend
+	h.mu.Lock()
+	for _, i := range taken {
+		if i < from {
+			continue
+		}
+		sp := spends[i]
+		if sh := h.m[sp.Key]; sh != nil && sh.granted && sh.slot == sp.Slot {
+			sh.left += sp.Amount
+			continue
+		}
+		sp.Amount, sp.Limit = -sp.Amount, 0
+		back = append(back, sp)
+	}
+	h.mu.Unlock()
+	if len(back) > 0 {
+		s.enqueue(back)
+	}
 }
 
 // shareAsks returns the share to ask for with each spend, or nil when
@@ -264,12 +335,13 @@ func (s *Store) granted(spends []state.Spend, grants []int64) {
 		}
 		if sh.slot < sp.Slot {
 			back = appendGiveBack(back, sp.Key, sh)
-			sh.slot, sh.left, sh.owed, sh.granted = sp.Slot, 0, 0, false
+			sh.slot, sh.left, sh.owed, sh.granted, sh.most = sp.Slot, 0, 0, false, 0
 		}
 		sh.slots, sh.ttl, sh.used, sh.checked = max(sh.slots, sp.Slots), max(sh.ttl, sp.TTL), h.tick, true
 		if i < len(grants) && grants[i] > 0 && sh.slot == sp.Slot {
 			sh.left += grants[i]
 			sh.granted = true
+			sh.most = max(sh.most, grants[i])
 		}
 	}
 	h.mu.Unlock()

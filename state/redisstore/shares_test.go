@@ -282,3 +282,33 @@ func TestViewKeepsTheNewestSlots(t *testing.T) {
 		t.Errorf("the first visitor's slot, used longest ago, is still in the view")
 	}
 }
+
+// TestShareStaysAGrant: a window spent on and given back at every request
+// (a caller's requests in flight) whose call goes to Redis for another
+// window's sake is taken from its share, not asked of Redis again: its
+// share used to grow by a grant at every such trip, until the shares
+// alone filled the window and the caller was refused for "10000 requests
+// in progress" with 64 in flight (bench/run.sh, Redis, 64 connections).
+func TestShareStaysAGrant(t *testing.T) {
+	u := redisURL(t)
+	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u)})
+	conc := big(1)
+	conc.Key = "caller:x|conc"
+	hour := big(1)
+	hour.Key, hour.Limit = "caller:x|hour", 1024 // shares of 32: a trip every 32
+	for i := range 800 {
+		if failed, err := s.Spend(context.Background(), []state.Spend{conc, hour}); err != nil || failed != -1 {
+			t.Fatalf("request %d: Spend = %d, %v; want -1, nil", i, failed, err)
+		}
+		leave := conc
+		leave.Amount = -1
+		s.AddLater([]state.Spend{leave})
+	}
+	s.Flush(context.Background())
+	if raw := rawCount(t, s, conc); raw > 2*maxShare {
+		t.Errorf("Redis counts %d requests in flight with none, want at most a share (%d)", raw, 2*maxShare)
+	}
+	if got := sumOf(t, s, conc); got != 0 {
+		t.Errorf("Sums = %d requests in flight, want 0", got)
+	}
+}
