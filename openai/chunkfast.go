@@ -83,18 +83,27 @@ func objectFields(b []byte, i, depth int, fn func(k []byte, i int) (int, bool)) 
 		if i, ok = fn(k, skipSpace(b, i+1)); !ok {
 			return i, false
 		}
-		if i = skipSpace(b, i); i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
+		var end bool
+		if i, end, ok = afterItem(b, i, '}'); !ok || end {
+			return i, ok
 		}
 	}
+}
+
+// afterItem steps past what follows an item of an object or an array: a
+// comma, when more items follow, or its closing byte close, when it ends
+// (end). ok is false on anything else.
+func afterItem(b []byte, i int, close byte) (next int, end, ok bool) {
+	if i = skipSpace(b, i); i >= len(b) {
+		return i, false, false
+	}
+	switch b[i] {
+	case ',':
+		return skipSpace(b, i+1), false, true
+	case close:
+		return i + 1, true, true
+	}
+	return i, false, false
 }
 
 // nullValue checks the value at b[i] and takes it only when it is null.

@@ -173,17 +173,12 @@ func fastMessages(b []byte, i int, dst *[]wireMessage) (int, bool) {
 		if i, ok = requestMessage(b, i, &msgs[len(msgs)-1]); !ok {
 			return i, false
 		}
-		if i = skipSpace(b, i); i >= len(b) {
+		var end bool
+		if i, end, ok = afterItem(b, i, ']'); !ok {
 			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case ']':
+		} else if end {
 			*dst = msgs
-			return i + 1, true
-		default:
-			return i, false
+			return i, true
 		}
 	}
 }

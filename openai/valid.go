@@ -40,16 +40,9 @@ func validValue(b []byte, i, depth int) (int, bool) {
 			if i, ok = validValue(b, i, depth+1); !ok {
 				return i, false
 			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
+			var end bool
+			if i, end, ok = afterItem(b, i, ']'); !ok || end {
+				return i, ok
 			}
 		}
 	case c == 't':
