@@ -101,7 +101,11 @@ func TestSharesNeverPassALimitTogether(t *testing.T) {
 func TestShareGivenBackWhenIdle(t *testing.T) {
 	u := redisURL(t)
 	clk := clock.NewFake(t0)
-	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u), Clock: clk})
+	hook, views := hooks()
+	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u), Clock: clk, hook: hook})
+	// The refresh that follows the first subscribe sweeps too: past it,
+	// only the clock's ticks and the test's own sweeps do.
+	waitHook(t, views, "view")
 	mustSpend(t, s, big(1), -1)
 	mustSpend(t, s, big(1), -1)
 	if raw := rawCount(t, s, big(0)); raw <= 2 {
@@ -191,7 +195,9 @@ func TestNoShareNearALimitOrForExact(t *testing.T) {
 // round trip.
 func TestAddsAfterAnswerGoToTheShare(t *testing.T) {
 	u := redisURL(t)
-	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u)})
+	hook, views := hooks()
+	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u), Clock: clock.NewFake(t0), hook: hook})
+	waitHook(t, views, "view") // no sweep from here on: the clock stands
 	mustSpend(t, s, big(10), -1)
 	mustSpend(t, s, big(10), -1)
 	raw := rawCount(t, s, big(0))
@@ -222,7 +228,11 @@ func TestAddsAfterAnswerGoToTheShare(t *testing.T) {
 func TestTallyOfAWindowWithoutALimit(t *testing.T) {
 	u := redisURL(t)
 	clk := clock.NewFake(t0)
-	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u), Clock: clk})
+	hook, views := hooks()
+	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u), Clock: clk, hook: hook})
+	// The refresh that follows the first subscribe also pushes tallies:
+	// past it, only the clock's ticks do.
+	waitHook(t, views, "view")
 	tokens := big(0)
 	tokens.Key, tokens.Limit = "provider:mock|tpm", 0
 	var trips atomic.Int64
