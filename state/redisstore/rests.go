@@ -19,6 +19,11 @@ type event struct {
 	Op   string      `json:"op"` // "set" or "clear"
 	Rest *state.Rest `json:"rest,omitempty"`
 	Key  string      `json:"key,omitempty"`
+	// From is the instance that published it. An instance applies its own
+	// changes to its copy when Redis takes them, so it skips its own
+	// events: one arriving late would undo a later change (a rest set,
+	// then cleared, came back with the set's event).
+	From string `json:"from,omitempty"`
 }
 
 // clearOp is a ClearRest made locally during an outage, replayed on Redis
@@ -68,7 +73,7 @@ func (s *Store) redisSetRest(ctx context.Context, r state.Rest) error {
 	if err != nil {
 		return fmt.Errorf("encode rest: %w", err)
 	}
-	ev, err := json.Marshal(event{Op: "set", Rest: &r})
+	ev, err := json.Marshal(event{Op: "set", Rest: &r, From: s.id})
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
@@ -124,7 +129,7 @@ func (s *Store) ClearRest(ctx context.Context, key string, manual bool) error {
 }
 
 func (s *Store) redisClearRest(ctx context.Context, key string, manual bool) error {
-	ev, err := json.Marshal(event{Op: "clear", Key: key})
+	ev, err := json.Marshal(event{Op: "clear", Key: key, From: s.id})
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
@@ -318,7 +323,7 @@ func (s *Store) handle(msg any) {
 		}
 	case *redis.Message:
 		var ev event
-		if json.Unmarshal([]byte(m.Payload), &ev) != nil {
+		if json.Unmarshal([]byte(m.Payload), &ev) != nil || ev.From == s.id {
 			return
 		}
 		s.mu.Lock()
