@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/state/memstore"
 )
 
@@ -63,7 +64,7 @@ func callersDay(b *testing.B, n int) float64 {
 		}
 	}
 
-	before := liveHeap()
+	before := testenv.LiveHeap()
 	// Two sorted streams of questions, merged in time: each visitor's
 	// first at i * day/n, its second a minute later.
 	every := 24 * time.Hour / time.Duration(n)
@@ -79,7 +80,7 @@ func callersDay(b *testing.B, n int) float64 {
 		ask(j)
 		j++
 	}
-	after := liveHeap()
+	after := testenv.LiveHeap()
 	if *dayHeapProfile != "" {
 		writeHeapProfile(b, *dayHeapProfile)
 	}
@@ -104,12 +105,4 @@ func writeHeapProfile(b *testing.B, path string) {
 	if err := pprof.WriteHeapProfile(f); err != nil {
 		b.Fatal(err)
 	}
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,7 +151,7 @@ func BenchmarkCallersHeap(b *testing.B) {
 	defer book.Close()
 	ctx := context.Background()
 	limits := config.CallerLimits{PerHour: 15, PerDay: 40, TokensDay: 50000, Concurrent: 2}
-	before := liveHeap()
+	before := testenv.LiveHeap()
 	i := 0
 	for b.Loop() {
 		p, err := book.Enter(ctx, quota.Ask{Caller: "visitor:" + strconv.Itoa(i), Limits: limits, SiteDay: 1 << 30, Tokens: 900})
@@ -164,18 +163,10 @@ func BenchmarkCallersHeap(b *testing.B) {
 		}
 		i++
 	}
-	mb := float64(int64(liveHeap())-int64(before)) / 1e6
+	mb := float64(int64(testenv.LiveHeap())-int64(before)) / 1e6
 	s.mu.Lock()
 	slots := len(s.view)
 	s.mu.Unlock()
 	b.ReportMetric(mb*1e6/float64(i), "MB/1M-callers")
 	b.ReportMetric(float64(slots)/float64(i), "view-slots/caller")
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

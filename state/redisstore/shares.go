@@ -92,6 +92,22 @@ type held struct {
 	most int64
 }
 
+// add is an add of amount to sh's slot of the window key.
+func (sh *held) add(key string, amount int64) state.Spend {
+	return state.Spend{Key: key, Slot: sh.slot, Slots: sh.slots, Amount: amount, TTL: sh.ttl}
+}
+
+// appendOwed appends to back the add that pushes sh's tally, if it has
+// one, and empties the tally.
+func (sh *held) appendOwed(back []state.Spend, key string) []state.Spend {
+	if sh.owed == 0 {
+		return back
+	}
+	back = append(back, sh.add(key, sh.owed))
+	sh.owed = 0
+	return back
+}
+
 // shares are the windows this instance holds a share of, tallies, or
 // spent on in the last tick or two (a grant is asked at the next spend).
 type shares struct {
@@ -178,7 +194,7 @@ func (h *shares) addLocked(sp *state.Spend, back *[]state.Spend) bool {
 	case sp.Limit > 0 || sp.Exact || sh != nil && sh.checked:
 		sh.left -= sp.Amount // a give-back (negative) adds to the share
 		if sh.left > 2*sh.most {
-			*back = append(*back, state.Spend{Key: sp.Key, Slot: sh.slot, Slots: sh.slots, Amount: sh.most - sh.left, TTL: sh.ttl})
+			*back = append(*back, sh.add(sp.Key, sh.most-sh.left))
 			sh.left = sh.most
 		}
 		return true
@@ -212,9 +228,8 @@ func (s *Store) owedOf(spends []state.Spend) []state.Spend {
 	}
 	for i := range spends {
 		sp := &spends[i]
-		if sh := h.m[sp.Key]; sh != nil && sh.owed != 0 {
-			out = append(out, state.Spend{Key: sp.Key, Slot: sh.slot, Slots: sh.slots, Amount: sh.owed, TTL: sh.ttl})
-			sh.owed = 0
+		if sh := h.m[sp.Key]; sh != nil {
+			out = sh.appendOwed(out, sp.Key)
 		}
 	}
 	return out
@@ -354,7 +369,7 @@ func (s *Store) granted(spends []state.Spend, grants []int64) {
 // sh's share and pushes its tally, if anything is.
 func appendGiveBack(back []state.Spend, key string, sh *held) []state.Spend {
 	if n := sh.owed - sh.left; n != 0 {
-		back = append(back, state.Spend{Key: key, Slot: sh.slot, Slots: sh.slots, Amount: n, TTL: sh.ttl})
+		back = append(back, sh.add(key, n))
 	}
 	return back
 }
@@ -407,10 +422,7 @@ func (s *Store) pushTallies() {
 	var back []state.Spend
 	h.mu.Lock()
 	for key, sh := range h.m {
-		if sh.owed != 0 {
-			back = append(back, state.Spend{Key: key, Slot: sh.slot, Slots: sh.slots, Amount: sh.owed, TTL: sh.ttl})
-			sh.owed = 0
-		}
+		back = sh.appendOwed(back, key)
 	}
 	h.mu.Unlock()
 	if len(back) > 0 {
@@ -431,10 +443,7 @@ func (s *Store) sweepShares(all bool) {
 			delete(h.m, key)
 			continue
 		}
-		if sh.owed != 0 {
-			back = append(back, state.Spend{Key: key, Slot: sh.slot, Slots: sh.slots, Amount: sh.owed, TTL: sh.ttl})
-			sh.owed = 0
-		}
+		back = sh.appendOwed(back, key)
 	}
 	h.tick++
 	h.mu.Unlock()
