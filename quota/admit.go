@@ -42,6 +42,7 @@ func (b *Book) Admit(ctx context.Context, a Ask) (*Pass, error) {
 		return nil, err
 	}
 	if len(e.spends) == 0 {
+		e.free()
 		return &Pass{}, nil
 	}
 	return &Pass{deferred: true, pend: e}, nil
@@ -81,9 +82,10 @@ func (b *Book) Commit(ctx context.Context, p *Pass) error {
 	return b.commitLocked(ctx, p, e)
 }
 
-// commitLocked makes the spends e of the pending Pass p; see Commit. p.mu
-// must be held.
+// commitLocked makes the spends e of the pending Pass p, and frees e; see
+// Commit. p.mu must be held.
 func (b *Book) commitLocked(ctx context.Context, p *Pass, e *enter) error {
+	defer e.free()
 	failed, err := b.store.Spend(ctx, e.spends)
 	switch {
 	case err != nil:
@@ -103,7 +105,10 @@ func (p *Pass) settle() {
 		return
 	}
 	p.mu.Lock()
-	p.pend = nil
+	if p.pend != nil {
+		p.pend.free()
+		p.pend = nil
+	}
 	p.mu.Unlock()
 }
 

@@ -2,8 +2,6 @@ package quota
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sync"
@@ -179,6 +177,7 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer e.free()
 	if len(e.spends) == 0 {
 		return &Pass{}, nil
 	}
@@ -214,23 +213,22 @@ func (b *Book) asked(a Ask) (*enter, error) {
 			return nil, &LimitError{Scope: ScopeSite, Kind: KindDay, Window: 24 * time.Hour, RetryAt: day.firstExpiry()}
 		}
 	}
-	e := &enter{now: now, lease: DefaultLease, tokens: int64(max(clampTokens(a.Tokens), 1))}
-	e.spends, e.checks = e.sbuf[:0], e.cbuf[:0]
+	e := newEnter(now, DefaultLease, int64(max(clampTokens(a.Tokens), 1)))
 	if a.Lease > 0 {
 		e.lease = max(a.Lease.Truncate(time.Second), time.Second) // windows count whole seconds
 	}
-	caller := callerKey(a.Caller)
+	caller := b.names.of(callerPrefix, a.Caller, "")
 	if a.Owner {
 		// Owners count their hour and day, unchecked, as they always did.
-		e.add(check{scope: ScopeCaller, kind: KindHour, win: hourWindow(now), span: time.Hour}, caller+"|hour", 0, 1, a.Limits.PerHour > 0)
-		e.add(check{scope: ScopeCaller, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, caller+"|day", 0, 1, a.Limits.PerDay > 0)
+		e.add(check{scope: ScopeCaller, kind: KindHour, win: hourWindow(now), span: time.Hour}, caller.hour, 0, 1, a.Limits.PerHour > 0)
+		e.add(check{scope: ScopeCaller, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, caller.day, 0, 1, a.Limits.PerDay > 0)
 	} else {
 		e.scope(ScopeCaller, caller, a.Limits)
-		if a.Chain != "" {
-			e.scope(ScopeChain, scopeKey("chain:", a.Chain+"\x00"+a.Caller), a.ChainLimits)
+		if a.Chain != "" && !a.ChainLimits.IsZero() {
+			e.scope(ScopeChain, b.names.of(chainPrefix, a.Chain, a.Caller), a.ChainLimits)
 		}
-		if a.Key != "" {
-			e.scope(ScopeKey, scopeKey("key:", a.Key), a.KeyLimits)
+		if a.Key != "" && !a.KeyLimits.IsZero() {
+			e.scope(ScopeKey, b.names.of(keyPrefix, a.Key, ""), a.KeyLimits)
 		}
 	}
 	e.add(check{scope: ScopeSite, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, siteKey, site, 1, site > 0)
@@ -245,7 +243,9 @@ type mute struct {
 }
 
 // enter builds Enter's spends: in its own arrays while they fit (a caller
-// scope and the site's day take five), one allocation in all.
+// scope and the site's day take five). It is 1.5 KB, made for every
+// request with caller limits: once its spends are made (or dropped), it
+// goes back to enterPool for the next request (issue 18, item 2).
 type enter struct {
 	now    time.Time
 	lease  time.Duration
@@ -255,6 +255,21 @@ type enter struct {
 	sbuf   [8]state.Spend
 	cbuf   [8]check
 }
+
+// enterPool holds the enters no request uses.
+var enterPool = sync.Pool{New: func() any { return new(enter) }}
+
+// newEnter returns an empty enter from the pool.
+func newEnter(now time.Time, lease time.Duration, tokens int64) *enter {
+	e := enterPool.Get().(*enter)
+	*e = enter{now: now, lease: lease, tokens: tokens}
+	e.spends, e.checks = e.sbuf[:0], e.cbuf[:0]
+	return e
+}
+
+// free gives e back to the pool: nothing may use it, its spends or its
+// checks afterwards. What outlives it is copied (Pass.fill, refusal).
+func (e *enter) free() { enterPool.Put(e) }
 
 // add appends a spend of amount on key with limit when on; c.limit, when
 // not set, reports limit.
@@ -273,25 +288,25 @@ func (e *enter) add(c check, key string, limit, amount int64, on bool) {
 // counters start with key. The order is the order refusals are reported
 // in: a mute first (it outlasts every other), then the burst, the requests
 // in flight, the hour, the day and the tokens.
-func (e *enter) scope(name, key string, l config.CallerLimits) {
+func (e *enter) scope(name string, key *scopeNames, l config.CallerLimits) {
 	if bu := l.Burst; bu.Count > 0 {
 		c := check{scope: name, kind: KindBurst, win: burstWindow(e.now, bu.Within), span: bu.Within}
 		if bu.Mute > 0 {
 			mw := burstWindow(e.now, bu.Mute)
 			// Every request adds 1 to the mute counter; a mute's weight
 			// in the window refuses every request until it drops out.
-			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key+"|mute", muteWeight, 1, true)
+			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key.mute, muteWeight, 1, true)
 			// Another instance mutes with one add: checked against
 			// Redis every time, never from a share held here.
 			e.spends[len(e.spends)-1].Exact = true
-			c.mute = &mute{weight: mw.spend(key+"|mute", 0, muteWeight), win: mw}
+			c.mute = &mute{weight: mw.spend(key.mute, 0, muteWeight), win: mw}
 		}
-		e.add(c, key+"|burst", int64(bu.Count), 1, true)
+		e.add(c, key.burst, int64(bu.Count), 1, true)
 	}
-	e.add(check{scope: name, kind: KindConcurrent, win: slidingWindow(e.now, e.lease, 2), concurrent: true}, key+"|conc", int64(l.Concurrent), 1, l.Concurrent > 0)
-	e.add(check{scope: name, kind: KindHour, win: hourWindow(e.now), span: time.Hour}, key+"|hour", int64(l.PerHour), 1, l.PerHour > 0)
-	e.add(check{scope: name, kind: KindDay, win: dayWindow(e.now), span: 24 * time.Hour}, key+"|day", int64(l.PerDay), 1, l.PerDay > 0)
-	e.add(check{scope: name, kind: KindTokens, win: dayWindow(e.now), span: 24 * time.Hour, tokens: true}, key+"|tokens", int64(l.TokensDay), e.tokens, l.TokensDay > 0)
+	e.add(check{scope: name, kind: KindConcurrent, win: slidingWindow(e.now, e.lease, 2), concurrent: true}, key.conc, int64(l.Concurrent), 1, l.Concurrent > 0)
+	e.add(check{scope: name, kind: KindHour, win: hourWindow(e.now), span: time.Hour}, key.hour, int64(l.PerHour), 1, l.PerHour > 0)
+	e.add(check{scope: name, kind: KindDay, win: dayWindow(e.now), span: 24 * time.Hour}, key.day, int64(l.PerDay), 1, l.PerDay > 0)
+	e.add(check{scope: name, kind: KindTokens, win: dayWindow(e.now), span: 24 * time.Hour, tokens: true}, key.tokens, int64(l.TokensDay), e.tokens, l.TokensDay > 0)
 }
 
 func hourWindow(now time.Time) window { return slidingWindow(now, hourSlot, hourSlots) }
@@ -390,8 +405,3 @@ func burstWindow(now time.Time, d time.Duration) window {
 	return slidingWindow(now, size, n+1)
 }
 
-// scopeKey names a scope's counters without the raw ids it is made of.
-func scopeKey(prefix, id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return prefix + hex.EncodeToString(sum[:16])
-}

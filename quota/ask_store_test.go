@@ -155,7 +155,7 @@ func TestAdmitWithTheFirstReserve(t *testing.T) {
 	}
 	callerHour := func() int64 {
 		t.Helper()
-		sums, err := st.Sums(ctx, []state.Spend{hourWindow(clk.Now()).spend(callerKey("v")+"|hour", 0, 0)})
+		sums, err := st.Sums(ctx, []state.Spend{hourWindow(clk.Now()).spend(makeNames(callerPrefix, "v", "").hour, 0, 0)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,8 @@ type Book struct {
 	learned map[learnKey]learnedLimit
 
 	ledger ledger
-	spent  spentMemo // the windows the Store refused lately (spent.go)
+	spent  spentMemo  // the windows the Store refused lately (spent.go)
+	names  *nameCache // the counter names of the callers seen lately (names.go)
 
 	refreshed atomic.Int64   // unix nanoseconds of the last read of the notes
 	wg        sync.WaitGroup // reads and writes of the notes
@@ -54,7 +55,7 @@ func New(o Options) *Book {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	b := &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger()}
+	b := &Book{store: o.Store, clock: o.Clock, learned: make(map[learnKey]learnedLimit), ledger: newLedger(), names: newNameCache()}
 	b.split, _ = state.Find[state.SplitSpender](o.Store)
 	b.later, _ = state.Find[state.Deferrer](o.Store)
 	b.refreshed.Store(b.clock.Now().UnixNano())
@@ -284,18 +285,23 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		all := make([]state.Spend, 0, must+len(spends))
 		all = append(append(all, e.spends...), spends...)
 		failed, err = b.split.SpendSplit(ctx, all, must)
+		refused := false
 		switch {
 		case err != nil:
 			// The caller goes through counting nothing, as with Enter.
 		case failed >= 0 && failed < must:
 			b.ledger.closed(res)
 			p.refused = b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
-			return nil, p.refused
+			refused = true
 		default:
 			p.fill(e)
 			if failed >= must {
 				failed -= must
 			}
+		}
+		e.free()
+		if refused {
+			return nil, p.refused
 		}
 	}
 	if err != nil {

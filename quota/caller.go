@@ -1,8 +1,6 @@
 package quota
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 )
 
@@ -16,8 +14,3 @@ const (
 	siteKey   = "site|day"
 )
 
-// callerKey names a caller's counters without its raw id.
-func callerKey(caller string) string {
-	sum := sha256.Sum256([]byte(caller))
-	return "caller:" + hex.EncodeToString(sum[:16])
-}

@@ -61,28 +61,88 @@ func (c *textCounts) hundredths() int {
 		c.newlines*wNewline + c.indents*wIndent + c.cjk*wCJK + c.hangul*wHangul + c.other*wOther
 }
 
-// countText adds the features of s to c in one pass, without allocating
-// (generic so that raw JSON fields need no string copy).
-func countText[T ~string | ~[]byte](c *textCounts, s T) {
-	wordLen, digitLen, spaceRun := 0, 0, 0
-	inNewline := false
-	endWord := func() {
-		if wordLen > 0 {
-			c.words++
-			if wordLen > longWord {
-				c.longChars += wordLen - longWord
-			}
-			wordLen = 0
-		}
-		if digitLen > 0 {
-			c.digitGroups += (digitLen + 2) / 3
-			digitLen = 0
+// Byte classes of countText, for the ASCII bytes.
+const (
+	clCtrl    = iota // a control byte other than a line break or a tab
+	clLetter         // a-z, A-Z
+	clDigit          // 0-9
+	clNewline        // \n, \r
+	clSpace          // ' ', \t
+	clPunct          // any other printable ASCII byte
+	clHigh           // 0x80 and above: the start or inside of a UTF-8 rune
+)
+
+// byteClass is the class of every byte.
+var byteClass = func() (t [256]uint8) {
+	for b := range 256 {
+		switch {
+		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z':
+			t[b] = clLetter
+		case '0' <= b && b <= '9':
+			t[b] = clDigit
+		case b == '\n' || b == '\r':
+			t[b] = clNewline
+		case b == ' ' || b == '\t':
+			t[b] = clSpace
+		case b > ' ' && b < 0x7f:
+			t[b] = clPunct
+		case b >= utf8.RuneSelf:
+			t[b] = clHigh
 		}
 	}
+	return t
+}()
+
+// countText adds the features of s to c in one pass, without allocating
+// (generic so that raw JSON fields need no string copy). A word is a run
+// of ASCII letters and a number a run of digits, each read in a loop of
+// its own: every request with a token limit pays this pass over its text
+// (issue 18, item 2).
+func countText[T ~string | ~[]byte](c *textCounts, s T) {
+	spaceRun := 0
+	inNewline := false
 	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= utf8.RuneSelf {
-			endWord()
+		switch byteClass[s[i]] {
+		case clLetter:
+			j := i + 1
+			for j < len(s) && byteClass[s[j]] == clLetter {
+				j++
+			}
+			c.words++
+			if n := j - i; n > longWord {
+				c.longChars += n - longWord
+			}
+			i = j
+			spaceRun, inNewline = 0, false
+		case clDigit:
+			j := i + 1
+			for j < len(s) && byteClass[s[j]] == clDigit {
+				j++
+			}
+			c.digitGroups += (j - i + 2) / 3
+			i = j
+			spaceRun, inNewline = 0, false
+		case clNewline:
+			if !inNewline {
+				c.newlines++
+				inNewline = true
+			}
+			spaceRun = 0
+			i++
+		case clSpace:
+			spaceRun++
+			if spaceRun == 2 {
+				c.indents++
+			}
+			i++
+		case clPunct:
+			c.punct++
+			spaceRun, inNewline = 0, false
+			i++
+		case clCtrl:
+			spaceRun, inNewline = 0, false
+			i++
+		default: // clHigh
 			r, size := decodeRune(s, i)
 			i += size
 			spaceRun, inNewline = 0, false
@@ -94,44 +154,8 @@ func countText[T ~string | ~[]byte](c *textCounts, s T) {
 			default:
 				c.other++
 			}
-			continue
-		}
-		i++
-		switch {
-		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z':
-			if digitLen > 0 {
-				endWord()
-			}
-			wordLen++
-			spaceRun, inNewline = 0, false
-		case '0' <= b && b <= '9':
-			if wordLen > 0 {
-				endWord()
-			}
-			digitLen++
-			spaceRun, inNewline = 0, false
-		case b == '\n' || b == '\r':
-			endWord()
-			if !inNewline {
-				c.newlines++
-				inNewline = true
-			}
-			spaceRun = 0
-		case b == ' ' || b == '\t':
-			endWord()
-			spaceRun++
-			if spaceRun == 2 {
-				c.indents++
-			}
-		default:
-			endWord()
-			spaceRun, inNewline = 0, false
-			if b > ' ' && b < 0x7f {
-				c.punct++
-			}
 		}
 	}
-	endWord()
 }
 
 // decodeRune decodes the UTF-8 sequence at s[i] (s[i] >= 0x80) leniently:

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
@@ -189,4 +190,100 @@ func BenchmarkEstimate(b *testing.B) {
 	for b.Loop() {
 		Estimate(req)
 	}
+}
+
+// countTextRef is countText as it was before issue 18's second pass, a
+// byte at a time: the fuzz test holds the run-based one to it.
+// countTextRef adds the features of s to c in one pass, without allocating
+// (generic so that raw JSON fields need no string copy).
+func countTextRef[T ~string | ~[]byte](c *textCounts, s T) {
+	wordLen, digitLen, spaceRun := 0, 0, 0
+	inNewline := false
+	endWord := func() {
+		if wordLen > 0 {
+			c.words++
+			if wordLen > longWord {
+				c.longChars += wordLen - longWord
+			}
+			wordLen = 0
+		}
+		if digitLen > 0 {
+			c.digitGroups += (digitLen + 2) / 3
+			digitLen = 0
+		}
+	}
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b >= utf8.RuneSelf {
+			endWord()
+			r, size := decodeRune(s, i)
+			i += size
+			spaceRun, inNewline = 0, false
+			switch {
+			case isHangul(r):
+				c.hangul++
+			case isCJK(r):
+				c.cjk++
+			default:
+				c.other++
+			}
+			continue
+		}
+		i++
+		switch {
+		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z':
+			if digitLen > 0 {
+				endWord()
+			}
+			wordLen++
+			spaceRun, inNewline = 0, false
+		case '0' <= b && b <= '9':
+			if wordLen > 0 {
+				endWord()
+			}
+			digitLen++
+			spaceRun, inNewline = 0, false
+		case b == '\n' || b == '\r':
+			endWord()
+			if !inNewline {
+				c.newlines++
+				inNewline = true
+			}
+			spaceRun = 0
+		case b == ' ' || b == '\t':
+			endWord()
+			spaceRun++
+			if spaceRun == 2 {
+				c.indents++
+			}
+		default:
+			endWord()
+			spaceRun, inNewline = 0, false
+			if b > ' ' && b < 0x7f {
+				c.punct++
+			}
+		}
+	}
+	endWord()
+}
+
+// FuzzCountText holds countText to countTextRef, the byte-at-a-time
+// version it replaced, on any text.
+func FuzzCountText(f *testing.F) {
+	for _, s := range []string{"", "hello world", "abc123def  \n\r\n\t x", "日本語 한국어 café", "\x00\x7f\xff\xc3", strings.Repeat("a", 40) + "9999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var got, want textCounts
+		countText(&got, s)
+		countTextRef(&want, s)
+		if got != want {
+			t.Fatalf("countText(%q) = %+v, want %+v", s, got, want)
+		}
+		var gotb textCounts
+		countText(&gotb, []byte(s))
+		if gotb != want {
+			t.Fatalf("countText([]byte(%q)) = %+v, want %+v", s, gotb, want)
+		}
+	})
 }
