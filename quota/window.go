@@ -2,6 +2,7 @@ package quota
 
 import (
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
@@ -129,7 +130,52 @@ func windowFor(k kind, rs config.Reset, now time.Time) window {
 	if rs.Kind == config.ResetRolling {
 		return slidingWindow(now, rollingSlot, rollingSlots+1)
 	}
-	return window{slot: dayNumber(now, location(rs)), slots: 1, ttl: dayTTL, reset: NextReset(rs, now)}
+	return midnightWindow(now, location(rs))
+}
+
+// A midnight day's window changes only at the zone's midnight, but working
+// it out reads the date in the zone twice (dayNumber, NextReset): for the
+// rpd and tpd of a route and its provider at every reservation. Each zone
+// keeps its current day's window in days, checked against the day's
+// bounds (issue 18, item 2).
+type dayEntry struct {
+	loc         *time.Location
+	from, until int64 // the day's bounds, unix nanoseconds: [from, until)
+	w           window
+}
+
+// days holds the day windows of the zones used lately, a few at most: a
+// plan names a zone for each provider preset with a midnight reset.
+var days [8]atomic.Pointer[dayEntry]
+
+// midnightWindow returns the window of the day holding now in loc.
+func midnightWindow(now time.Time, loc *time.Location) window {
+	ns := now.UnixNano()
+	free := -1
+	for i := range days {
+		e := days[i].Load()
+		switch {
+		case e == nil:
+			if free < 0 {
+				free = i
+			}
+		case e.loc == loc:
+			if ns >= e.from && ns < e.until {
+				return e.w
+			}
+			free = i
+		}
+	}
+	y, m, d := now.In(loc).Date()
+	start := dayStart(y, m, d, loc)
+	w := window{slot: dayNumber(now, loc), slots: 1, ttl: dayTTL, reset: NextReset(config.Reset{Kind: config.ResetMidnight, Location: loc}, now)}
+	if free < 0 {
+		free = int(ns & (int64(len(days)) - 1))
+	}
+	if start.UnixNano() <= ns && ns < w.reset.UnixNano() {
+		days[free].Store(&dayEntry{loc: loc, from: start.UnixNano(), until: w.reset.UnixNano(), w: w})
+	}
+	return w
 }
 
 // firstExpiry is when the oldest slot of a sliding window drops out: the
@@ -169,9 +215,25 @@ func NextReset(reset config.Reset, now time.Time) time.Time {
 	}
 	loc := location(reset)
 	y, m, d := now.In(loc).Date()
-	// time.Date normalizes day d+1, and a midnight that a zone skips
-	// (a daylight-saving change at 00:00) becomes the first instant after it.
-	return time.Date(y, m, d+1, 0, 0, 0, 0, loc)
+	return dayStart(y, m, d+1, loc) // time.Date's normalizing makes d+1 a date
+}
+
+// dayStart returns the first instant of the date y-m-d in loc: its
+// midnight, or, where a daylight-saving change skips midnight
+// (America/Santiago on the first Sunday of September, Asia/Beirut), the
+// first hour after the gap. time.Date alone does not promise which side
+// of a skipped time it returns, and in Santiago it returned 23:00 of the
+// day before: a reset before the instant it was worked out from.
+func dayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
+	ty, tm, td := time.Date(y, m, d, 12, 0, 0, 0, time.UTC).Date()
+	t := time.Date(ty, tm, td, 0, 0, 0, 0, loc)
+	for h := 1; h <= 3; h++ {
+		if gy, gm, gd := t.In(loc).Date(); gy == ty && gm == tm && gd == td {
+			break
+		}
+		t = time.Date(ty, tm, td, h, 0, 0, 0, loc)
+	}
+	return t
 }
 
 // dayNumber names a local calendar day: days since 1970-01-01 of the date
@@ -192,7 +254,7 @@ func monthNumber(now time.Time, loc *time.Location) int64 {
 // "tokens per month"), on the reset rule's zone, UTC for a rolling day.
 func nextMonth(now time.Time, loc *time.Location) time.Time {
 	y, m, _ := now.In(loc).Date()
-	return time.Date(y, m+1, 1, 0, 0, 0, 0, loc)
+	return dayStart(y, m+1, 1, loc)
 }
 
 func location(rs config.Reset) *time.Location {

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -156,5 +157,54 @@ func TestLongWindowsRedis(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The day windows kept per zone (midnightWindow) are the windows worked
+// out afresh, at any instant, in zones with daylight saving and one whose
+// change skips midnight, with time going back as well as forth.
+func TestMidnightWindowKeptIsWorkedOut(t *testing.T) {
+	var zones []*time.Location
+	for _, name := range []string{"UTC", "America/Los_Angeles", "America/Santiago", "Asia/Tokyo", "Europe/London"} {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Fatalf("zone %s: %v", name, err)
+		}
+		zones = append(zones, loc)
+	}
+	rng := rand.New(rand.NewPCG(18, 2))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := start
+	for i := range 200000 {
+		switch {
+		case i%1000 == 0:
+			at = start.Add(time.Duration(rng.Int64N(int64(2 * 365 * 24 * time.Hour))))
+		case i%7 == 0:
+			at = at.Add(-time.Duration(rng.Int64N(int64(30 * time.Hour))))
+		default:
+			at = at.Add(time.Duration(rng.Int64N(int64(3 * time.Hour))))
+		}
+		loc := zones[rng.IntN(len(zones))]
+		got := midnightWindow(at, loc)
+		want := window{slot: dayNumber(at, loc), slots: 1, ttl: dayTTL, reset: NextReset(config.Reset{Kind: config.ResetMidnight, Location: loc}, at)}
+		if got.slot != want.slot || !got.reset.Equal(want.reset) || got.slots != want.slots || got.ttl != want.ttl {
+			t.Fatalf("the day window at %v in %s = slot %d reset %v, want slot %d reset %v", at, loc, got.slot, got.reset, want.slot, want.reset)
+		}
+	}
+}
+
+// America/Santiago skips 00:00 on the first Sunday of September: the reset
+// worked out late on the Saturday is the Sunday's first instant, 01:00,
+// after the instant it was worked out from. time.Date alone gave 23:00 of
+// the Saturday.
+func TestNextResetAcrossASkippedMidnight(t *testing.T) {
+	loc, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 9, 5, 23, 41, 0, 0, loc)
+	got := NextReset(config.Reset{Kind: config.ResetMidnight, Location: loc}, now)
+	if want := time.Date(2026, 9, 6, 1, 0, 0, 0, loc); !got.Equal(want) || !got.After(now) {
+		t.Errorf("NextReset at %v = %v, want %v", now, got, want)
 	}
 }
