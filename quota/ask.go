@@ -404,4 +404,3 @@ func burstWindow(now time.Time, d time.Duration) window {
 	n := int((d + size - 1) / size)
 	return slidingWindow(now, size, n+1)
 }
-

@@ -13,4 +13,3 @@ const (
 	hourSlots = 6
 	siteKey   = "site|day"
 )
-
