@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,9 +101,10 @@ type Reservation struct {
 	// At is when the spend was made.
 	At time.Time
 
-	spends      []state.Spend // every window spent on
-	tokenSpends []state.Spend // the token windows among them, Amount = Tokens
-	settled     atomic.Bool
+	spends  []state.Spend // every window spent on, in buf while they fit
+	tokens  uint32        // bit i: spends[i] is a token window (Amount = Tokens)
+	settled atomic.Bool
+	buf     [6]state.Spend // a route's and its provider's usual windows
 }
 
 // scope is the route or its provider: a key prefix (the text of its
@@ -255,7 +257,15 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		k kind
 	}
 	var metas [2 * nKinds]meta
-	spends := make([]state.Spend, 0, n)
+	// In flight before the store counts it: an Observe meanwhile then
+	// counts it twice (high, and set right by the next response) rather
+	// than not at all. One allocation: the spends are in res while they
+	// fit.
+	res := &Reservation{Route: r.ID, Tokens: tokens, At: now}
+	spends := res.buf[:0]
+	if n > len(res.buf) {
+		spends = make([]state.Spend, 0, n)
+	}
 	for si, s := range sc {
 		for k := kind(0); k < nKinds; k++ {
 			if !k.counted(s.limits) {
@@ -271,10 +281,7 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 			spends = append(spends, w.spend(routeCounter(s.key, k), limit, amount))
 		}
 	}
-	// In flight before the store counts it: an Observe meanwhile then
-	// counts it twice (high, and set right by the next response) rather
-	// than not at all.
-	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, spends: spends}
+	res.spends = spends
 	b.ledger.opened(res)
 	var failed int
 	var err error
@@ -324,16 +331,9 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	}
 	// The token windows, Settle's to correct: tpm and tpd always, the
 	// hour and month where counted.
-	nt := 0
 	for i := range spends {
 		if metas[i].k.tokens() {
-			nt++
-		}
-	}
-	res.tokenSpends = make([]state.Spend, 0, nt)
-	for i := range spends {
-		if metas[i].k.tokens() {
-			res.tokenSpends = append(res.tokenSpends, spends[i])
+			res.tokens |= 1 << i
 		}
 	}
 	return res, nil
@@ -410,13 +410,15 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 		return nil
 	}
 	delta := int64(used) - int64(res.Tokens)
-	if delta == 0 || len(res.tokenSpends) == 0 {
+	if delta == 0 || res.tokens == 0 {
 		return nil
 	}
-	adds := make([]state.Spend, len(res.tokenSpends))
-	for i, sp := range res.tokenSpends {
-		sp.Amount = delta // Limit kept: see giveBack
-		adds[i] = sp
+	adds := make([]state.Spend, 0, bits.OnesCount32(res.tokens))
+	for i, sp := range res.spends {
+		if res.tokens&(1<<i) != 0 {
+			sp.Amount = delta // Limit kept: see giveBack
+			adds = append(adds, sp)
+		}
 	}
 	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: settle %s: %w", res.Route, err)
