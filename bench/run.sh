@@ -30,6 +30,12 @@
 #   DURATION   wrk's run at each level            (default 10s)
 #   WARMUP     a warm-up at 16 connections first  (default 3s; none streaming)
 #   THREADS    wrk threads, at most the connections (default 1)
+#   TABLE      0 = skip the table of every target and level (and the
+#              time to first token): with PAIRS=1, only the paired rounds
+#   PAIRS      1 = also measure the ratios issue 18 sets targets for in
+#              alternating rounds, both targets up at once (default 1)
+#   ROUNDS     rounds of each pair at each level  (default 6)
+#   ROUND      wrk's run in each round             (default 4s)
 #
 # Writes $OUTDIR/bench-<stamp>.tsv (a row per target and level, plus the
 # gateway's RSS right after start), bench-<stamp>.md (the tables with
@@ -51,6 +57,8 @@ OUTDIR=${OUTDIR:-$HERE/results}
 LOGMODES=${LOGMODES:-off on}
 STREAMING=${STREAMING:-1}
 PROFILE=${PROFILE:-1}
+PAIRS=${PAIRS:-1}
+TABLE=${TABLE:-1}
 LOAD=${LOAD:-1}
 REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/15}
 MOCK_ADDR=127.0.0.1:18080
@@ -72,7 +80,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$ROOT" && go build -o "$WORK/upstream" ./bench/upstream && go build -o "$WORK/proxy" ./bench/proxy && go build -o "$WORK/ttft" ./bench/ttft && go build -o "$WORK/tollfree" ./cmd/tollfree)
+# Every binary is built as the Dockerfile builds tollfree's image (static,
+# CGO_ENABLED=0, -trimpath, -s -w): what deployments run, and the floor
+# built the same way. A cgo build maps libc as well: 1.5 MB more RSS.
+BUILD=(env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w")
+(cd "$ROOT" && "${BUILD[@]}" -o "$WORK/upstream" ./bench/upstream && "${BUILD[@]}" -o "$WORK/proxy" ./bench/proxy && "${BUILD[@]}" -o "$WORK/ttft" ./bench/ttft && "${BUILD[@]}" -o "$WORK/tollfree" ./cmd/tollfree)
 
 wait_up() { # wait_up URL: until it answers at all, 10 s at most
   for _ in $(seq 100); do
@@ -162,7 +174,7 @@ gateway() {
   stop_gateway
 }
 
-for stream in $([ "$LOAD" = 1 ] && echo 0) $([ "$LOAD$STREAMING" = 11 ] && echo 1); do
+for stream in $([ "$LOAD$TABLE" = 11 ] && echo 0) $([ "$LOAD$STREAMING$TABLE" = 111 ] && echo 1); do
   warm=${WARMUP:-3s}; [ "$stream" = 1 ] && warm=0
   WARMUP=$warm load direct "http://$MOCK_ADDR$URL_PATH" "$MOCK_PID" "$stream" "1 16 64"
   WARMUP=$warm load proxy "http://$PROXY_ADDR$URL_PATH" "$PROXY_PID" "$stream" "1 16 64"
@@ -177,7 +189,7 @@ done
 # Time to the first token, streamed, the targets taken in turn on one
 # kept-alive connection each (bench/ttft): what the proxy and the gateway
 # (no limits; then limits on in Redis) add to the upstream's.
-if [ "$LOAD$STREAMING" = 11 ]; then
+if [ "$LOAD$STREAMING$TABLE" = 111 ]; then
   TTFT_N=${TTFT_N:-2000}
   for gw in "gateway|gateway.yaml|" "gateway-redis|gateway-limits.yaml|$REDIS"; do
     IFS='|' read -r name config redis <<<"$gw"
@@ -188,6 +200,69 @@ if [ "$LOAD$STREAMING" = 11 ]; then
       "$name=http://$GW_ADDR$URL_PATH" | tee -a "$TSV.ttft"
     stop_gateway
   done
+fi
+
+# Paired rounds: the ratios the targets are set on, measured with both
+# targets up at once and wrk alternating between them (A B, then B A, ...),
+# ROUNDS rounds of ROUND at 16 and at 64 connections. A run of the whole
+# table takes minutes per target, and this machine's speed drifts by tens
+# of percent within minutes; a ratio of two rounds a few seconds apart is
+# what the change costs, and the median of the rounds is reported with its
+# range. Each pair: NAME A-target B-target STREAM, a target being proxy or
+# CONFIG[@redis].
+if [ "$LOAD$PAIRS" = 11 ]; then
+  ROUNDS=${ROUNDS:-6}; ROUND=${ROUND:-4s}
+  PAIR_ADDRS=(127.0.0.1:18093 127.0.0.1:18094); PAIR_PID=(); PAIR_URL=()
+  pair_up() { # pair_up I TARGET: start target I (0 or 1): its URL in PAIR_URL[I], its pid in PAIR_PID[I]
+    local i=$1 config=${2%@*} redis=
+    [[ $2 == *@redis ]] && redis=$REDIS
+    if [ "$2" = proxy ]; then PAIR_PID[i]=$PROXY_PID; PAIR_URL[i]=http://$PROXY_ADDR$URL_PATH; return; fi
+    rm -rf "$WORK/pair$i"
+    BENCH_LISTEN=${PAIR_ADDRS[i]} BENCH_DATA_DIR=$WORK/pair$i BENCH_CALL_LOG=off BENCH_REDIS=$redis \
+      BENCH_UPSTREAM=http://$MOCK_ADDR/v1 "$WORK/tollfree" serve -config "$HERE/$config" >"$WORK/pair$i.log" 2>&1 &
+    PAIR_PID[i]=$!; PIDS_STARTED+=("$!")
+    wait_up "http://${PAIR_ADDRS[i]}/healthz"
+    PAIR_URL[i]=http://${PAIR_ADDRS[i]}$URL_PATH
+  }
+  round_rps() { # round_rps URL CONNS
+    result rps "$(wrk -t1 -c"$2" -d"$ROUND" --timeout 10s -s "$LUA" "$1" | grep '^RESULT' || true)"
+  }
+  PAIRS_TXT=$WORK/pairs.txt
+  {
+    echo "Paired rounds: B ÷ A in rounds of $ROUND, A and B alternating (A B, B A, ...), both up at once;"
+    echo "median of $ROUNDS rounds [lowest, highest]."
+    echo
+    echo "| ratio | A | B | stream | 16 conns | 64 conns |"
+    echo "|---|---|---|---|---|---|"
+  } >"$PAIRS_TXT"
+  for p in "limits-on÷no-limits gateway.yaml gateway-limits.yaml 0" \
+           "redis÷local gateway-limits.yaml gateway-limits.yaml@redis 0" \
+           "streamed÷proxy proxy gateway.yaml 1" \
+           "streamed-redis÷proxy proxy gateway-limits.yaml@redis 1"; do
+    read -r pname ta tb pstream <<<"$p"
+    if [[ "$ta$tb" == *@redis* ]] && [ -z "$REDIS" ]; then continue; fi
+    if [ "$pstream" = 1 ] && [ "$STREAMING" != 1 ]; then continue; fi
+    export MODEL=gpt-4o-mini STREAM=$pstream
+    pair_up 0 "$ta"; pair_up 1 "$tb"; ua=${PAIR_URL[0]}; ub=${PAIR_URL[1]}
+    wrk -t1 -c16 -d2s -s "$LUA" "$ua" >/dev/null; wrk -t1 -c16 -d2s -s "$LUA" "$ub" >/dev/null
+    cells=()
+    for c in 16 64; do
+      ratios=()
+      for r in $(seq "$ROUNDS"); do
+        if [ $((r % 2)) = 1 ]; then a=$(round_rps "$ua" "$c"); b=$(round_rps "$ub" "$c")
+        else b=$(round_rps "$ub" "$c"); a=$(round_rps "$ua" "$c"); fi
+        ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (a > 0) ? b / a : 0 }')")
+        printf 'pair\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pname" "$c" "$r" "$a" "$b" "${ratios[-1]}" | tee -a "$TSV.pairs"
+      done
+      cells+=("$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%.3f [%s, %s]", m, v[1], v[NR]}')")
+    done
+    echo "| $pname | $ta | $tb | $pstream | ${cells[0]} | ${cells[1]} |" >>"$PAIRS_TXT"
+    for i in 0 1; do
+      [ "${PAIR_PID[$i]}" = "$PROXY_PID" ] && continue
+      kill "${PAIR_PID[$i]}"; wait "${PAIR_PID[$i]}" 2>/dev/null || true
+    done
+  done
+  cat "$PAIRS_TXT"
 fi
 
 if [ "$PROFILE" = 1 ]; then
@@ -235,8 +310,16 @@ if [ "$PROFILE" = 1 ]; then
 fi
 
 [ "$LOAD" = 1 ] || { rm -f "$TSV.start"; exit 0; }
-cat "$TSV.start" >>"$TSV"; rm -f "$TSV.start"
-"$HERE/table.sh" "$TSV" >"$MD"
+if [ "$TABLE" = 1 ]; then
+  cat "$TSV.start" >>"$TSV"; rm -f "$TSV.start"
+  "$HERE/table.sh" "$TSV" >"$MD"
+else
+  rm -f "$TSV.start"; : >"$MD"
+fi
+if [ -s "${PAIRS_TXT:-}" ]; then
+  { echo; cat "$PAIRS_TXT"; } >>"$MD"
+  mv "$TSV.pairs" "$OUTDIR/pairs-$STAMP.tsv"
+fi
 if [ -s "$TSV.ttft" ]; then
   { echo; echo "Time to first token (bench/ttft, ms; + = added to direct):"; echo; echo '```'; cat "$TSV.ttft"; echo '```'; } >>"$MD"
   mv "$TSV.ttft" "$OUTDIR/ttft-$STAMP.txt"
