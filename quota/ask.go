@@ -262,7 +262,10 @@ var enterPool = sync.Pool{New: func() any { return new(enter) }}
 // newEnter returns an empty enter from the pool.
 func newEnter(now time.Time, lease time.Duration, tokens int64) *enter {
 	e := enterPool.Get().(*enter)
-	*e = enter{now: now, lease: lease, tokens: tokens}
+	// Field by field: a composite literal would be built on the stack
+	// first, 1.5 KB of frame. What sbuf and cbuf still hold from the last
+	// request is overwritten before it is read.
+	e.now, e.lease, e.tokens = now, lease, tokens
 	e.spends, e.checks = e.sbuf[:0], e.cbuf[:0]
 	return e
 }
