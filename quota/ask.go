@@ -254,6 +254,7 @@ type enter struct {
 	checks []check
 	sbuf   [8]state.Spend
 	cbuf   [8]check
+	all    []state.Spend // reserve's, on a SplitSpender: kept from one use to the next
 }
 
 // enterPool holds the enters no request uses.

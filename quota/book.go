@@ -289,9 +289,11 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		failed, err = b.store.Spend(ctx, spends)
 	} else {
 		must := len(e.spends)
-		all := make([]state.Spend, 0, must+len(spends))
-		all = append(append(all, e.spends...), spends...)
+		// The caller's spends then the route's, in a buffer that goes back
+		// to e's pool with e: SpendSplit keeps none of them.
+		all := append(append(e.all[:0], e.spends...), spends...)
 		failed, err = b.split.SpendSplit(ctx, all, must)
+		e.all = all
 		refused := false
 		switch {
 		case err != nil:
