@@ -50,14 +50,14 @@ import (
 // keeping every visitor's counts cost what local mode costs, 100 MB a
 // million visitors, on top of Redis holding them. For a slot the view
 // holds, the share's check in an outage is the stricter (the share's seen
-// includes this instance's own spends); Local's mirror
-// matters only to an instance restarted during an outage, which starts
-// from the own counts of the windows it knew. What a dropped slot costs is
-// only in an outage: its window starts from nothing on this instance, so
-// the instance may spend floor(L / N) of it on top of whatever was spent
-// before, the bound above growing by the window's whole count at the cut
-// (at most L). Once Redis is back, those spends are in its count, so the
-// window is refused until enough of its slots pass.
+// includes this instance's own spends); Local's mirror matters only to an
+// instance restarted during an outage, which starts from its own counts
+// of the windows it knew. What a dropped slot costs is only in an outage:
+// its window starts from nothing on this instance, so the instance may
+// spend floor(L / N) of it on top of whatever was spent before, the bound
+// above growing by the window's whole count at the cut (at most L). Once
+// Redis is back, those spends are in its count, so the window is refused
+// until enough of its slots pass.
 
 // viewCap is how many slots the view keeps before it drops the ones used
 // longest ago; it drops down to three quarters of it.
