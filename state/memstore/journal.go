@@ -167,10 +167,13 @@ func (s *Store) appendChangedLocked(buf []byte, now int64) []byte {
 			continue
 		}
 		last = h
-		// A counter gone from small expired (nothing to keep) or was
-		// promoted (its line is in changed).
+		// A counter gone from small expired, was given back to 0, or
+		// was promoted (its line is in changed). The first two are
+		// written as expired, so that a load drops the line before.
 		if e, ok := s.small.get(h, now); ok {
 			buf = appendSmall(buf, h, e)
+		} else if s.counters[h] == nil {
+			buf = appendSmall(buf, h, entry{exp: 1})
 		}
 	}
 	s.changedSmall = s.changedSmall[:0]

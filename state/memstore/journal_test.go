@@ -345,3 +345,42 @@ func TestSpendDoesNotAllocateWithADir(t *testing.T) {
 		t.Errorf("Spend allocates %v times per call, want 0", allocs)
 	}
 }
+
+// TestGivenBackToZeroLeavesMemoryAndDisk: a counter given back to 0 (a
+// request in flight, given back at its answer; redisstore taking a
+// mirrored count out) leaves the compact table at once, not at its TTL,
+// and a restart does not bring back the count the journal held before.
+func TestGivenBackToZeroLeavesMemoryAndDisk(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewFake(t0)
+	const every = time.Second
+	s := open(t, Options{Dir: dir, Clock: clk, FlushEvery: every})
+	conc := func(i int, amount int64) state.Spend {
+		return state.Spend{Key: fmt.Sprintf("caller:%032x|conc", i), Slot: 100, Slots: 2, Limit: 2, Amount: amount, TTL: 6 * time.Minute}
+	}
+	for i := range 100 {
+		mustSpend(t, s, conc(i, 1))
+	}
+	flushed(t, clk, every) // the journal holds each at 1
+	for i := range 100 {
+		if err := s.Add(context.Background(), []state.Spend{conc(i, -1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		if held(s, conc(i, 0).Key) {
+			t.Fatalf("counter %d given back to 0 is still in memory, until its TTL", i)
+		}
+	}
+	flushed(t, clk, every)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := open(t, Options{Dir: dir, Clock: clk, FlushEvery: every})
+	for i := range 100 {
+		checkSums(t, r, []int64{0}, conc(i, 0))
+		if held(r, conc(i, 0).Key) {
+			t.Fatalf("counter %d given back to 0 is in memory again after a restart", i)
+		}
+	}
+}

@@ -419,6 +419,15 @@ func (s *Store) addLocked(sp *state.Spend, r ref, now int64) {
 			added = c == nil && s.small.add(r.h, sp.Slot, sp.Amount, expires, now)
 		}
 		if added {
+			if sp.Amount < 0 {
+				// A count given back to 0 counts what no entry does:
+				// its entry leaves the table at once, not at its
+				// expiry (a request at once given back at its answer,
+				// a mirror taken out: redisstore's view.go).
+				if e, ok := s.small.get(r.h, now); ok && e.n == 0 {
+					s.small.take(r.h, now)
+				}
+			}
 			if s.dir != "" && !recentlyChanged(s.changedSmall, r.h) {
 				if len(s.changedSmall) >= maxChangedSmall {
 					s.changedSmall, s.rewrite = s.changedSmall[:0], true

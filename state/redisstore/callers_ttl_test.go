@@ -3,6 +3,9 @@ package redisstore
 import (
 	"context"
 	"errors"
+	goflag "flag"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,6 +135,25 @@ func mustParse(t *testing.T, u string) *redis.Options {
 	return o
 }
 
+// callersHeapProfile names a file for a heap profile taken at the end of
+// BenchmarkCallersHeap, store still open (-memprofile is taken after it
+// closed, and shows none of it):
+//
+//	go test -run '^$' -bench CallersHeap -benchtime 100000x -o redisstore.test ./state/redisstore/ -args -callersheapprofile heap.out
+//	go tool pprof -sample_index=inuse_space -top redisstore.test heap.out
+var callersHeapProfile = goflag.String("callersheapprofile", "", "write a heap profile at the end of BenchmarkCallersHeap to this file")
+
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkCallersHeap drives distinct visitors through quota.Book on a
 // Redis store, each asking once under seed 000's per-visitor limits, and
 // reports the heap the instance keeps for them afterwards: the view of the
@@ -164,6 +186,9 @@ func BenchmarkCallersHeap(b *testing.B) {
 		i++
 	}
 	mb := float64(int64(testenv.LiveHeap())-int64(before)) / 1e6
+	if *callersHeapProfile != "" {
+		writeHeapProfile(b, *callersHeapProfile)
+	}
 	s.mu.Lock()
 	slots := len(s.view)
 	s.mu.Unlock()

@@ -98,7 +98,7 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			var added bool
 			failed, grants, added, err = s.runSpendAfter(ctx, pre, send, must, asks)
 			if added {
-				_ = s.local.Add(ctx, pre)
+				s.mirror(ctx, pre)
 			} else if aerr := s.addLocal(ctx, pre); aerr != nil {
 				s.logger.Warn("redisstore: adds queued after answers were not applied", "count", len(pre), "error", errorText(aerr))
 			}
@@ -112,9 +112,10 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 				s.putBack(spends, taken, added)
 			}
 			// Mirror what was added into Local, so that an instance
-			// restarted during an outage still holds its own counts.
+			// restarted during an outage still holds its own counts
+			// (of the windows the view holds: view.go).
 			if added > 0 {
-				_ = s.local.Add(ctx, spends[:added])
+				s.mirror(ctx, spends[:added])
 				s.granted(send[:added], grants)
 			}
 			return failed, nil
@@ -184,7 +185,7 @@ func (s *Store) Add(ctx context.Context, spends []state.Spend) error {
 		}
 		_, _, err := s.runSpend(ctx, spends, -1, nil)
 		if err == nil {
-			_ = s.local.Add(ctx, spends)
+			s.mirror(ctx, spends)
 			return nil
 		}
 		if callerGone(ctx) {

@@ -53,8 +53,11 @@
 // whose reply timed out may also have been applied by Redis; it is then
 // counted twice, which errs on the safe side.
 //
-// Local also mirrors every spend that Redis accepted, so that an instance
-// restarted during an outage still holds its own recent counts.
+// Local also mirrors this instance's spends that Redis accepted, on the
+// slots the view of the shared counters holds (view.go), so that an
+// instance restarted during an outage still holds its own recent counts of
+// the windows it knew; a slot the view drops is taken out of Local too, so
+// that a million visitors a day do not cost local mode's memory again.
 package redisstore
 
 import (

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"time"
@@ -111,9 +112,41 @@ func (sh *held) appendOwed(back []state.Spend, key string) []state.Spend {
 // shares are the windows this instance holds a share of, tallies, or
 // spent on in the last tick or two (a grant is asked at the next spend).
 type shares struct {
-	mu   sync.Mutex
-	m    map[string]*held
+	mu sync.Mutex
+	m  map[string]*held
+	// seen are the windows checked here in the last tick or two that
+	// could not be shared (a limit too small: every caller's hour, day,
+	// tokens and requests at once), by a hash of their key, with the tick
+	// of their last spend: all that is kept of them is that an add to
+	// them is not tallied (held.checked). A record in m, with its key and
+	// slot, cost about 130 bytes a window, four a visitor, for every
+	// visitor of the last second or two (issue 18, item 4). Two keys
+	// whose hashes collide only send an add to Redis that could have been
+	// tallied.
+	seen map[uint64]uint64
 	tick uint64 // bumped by every sweep
+}
+
+// seed hashes the keys of shares.seen.
+var seed = maphash.MakeSeed()
+
+// checkedLocked reports whether a spend checked key's window here lately;
+// sh is its entry in m, nil if none. h.mu must be held.
+func (h *shares) checkedLocked(key string, sh *held) bool {
+	if sh != nil && sh.checked {
+		return true
+	}
+	if len(h.seen) == 0 {
+		return false
+	}
+	_, ok := h.seen[maphash.String(seed, key)]
+	return ok
+}
+
+// shareable reports whether a share of sp's window may be asked for: its
+// largest grant covers at least minShare spends of its amount.
+func shareable(sp *state.Spend) bool {
+	return min(maxShare*sp.Amount, sp.Limit/shareDiv) >= minShare*sp.Amount
 }
 
 // checked reports whether a spend is checked against its limit.
@@ -160,7 +193,7 @@ func (s *Store) takeShares(ctx context.Context, spends []state.Spend) bool {
 	if len(back) > 0 {
 		s.enqueue(back)
 	}
-	_ = s.local.Add(ctx, spends)
+	s.mirror(ctx, spends)
 	return true
 }
 
@@ -173,7 +206,7 @@ func (h *shares) canAddLocked(sp *state.Spend, sh *held) bool {
 	switch {
 	case sp.Amount == 0:
 		return true
-	case sp.Limit > 0 || sp.Exact || sh != nil && sh.checked:
+	case sp.Limit > 0 || sp.Exact || h.checkedLocked(sp.Key, sh):
 		return sh != nil && sh.granted && sh.slot == sp.Slot && sh.left >= sp.Amount
 	default:
 		return sh == nil || sh.slot <= sp.Slot
@@ -191,7 +224,7 @@ func (h *shares) addLocked(sp *state.Spend, back *[]state.Spend) bool {
 	switch {
 	case sp.Amount == 0:
 		return true
-	case sp.Limit > 0 || sp.Exact || sh != nil && sh.checked:
+	case sp.Limit > 0 || sp.Exact || h.checkedLocked(sp.Key, sh):
 		sh.left -= sp.Amount // a give-back (negative) adds to the share
 		if sh.left > 2*sh.most {
 			*back = append(*back, sh.add(sp.Key, sh.most-sh.left))
@@ -311,7 +344,7 @@ func (s *Store) shareAsks(spends []state.Spend) []int64 {
 		if !checked(sp) {
 			continue
 		}
-		if sp.Exact || min(maxShare*sp.Amount, sp.Limit/shareDiv) < minShare*sp.Amount || h.m[sp.Key] == nil {
+		if sp.Exact || !shareable(sp) || h.m[sp.Key] == nil {
 			return nil
 		}
 		n++
@@ -344,6 +377,13 @@ func (s *Store) granted(spends []state.Spend, grants []int64) {
 			continue
 		}
 		sh := h.m[sp.Key]
+		if sh == nil && !shareable(sp) {
+			if h.seen == nil {
+				h.seen = make(map[uint64]uint64)
+			}
+			h.seen[maphash.String(seed, sp.Key)] = h.tick
+			continue
+		}
 		if sh == nil {
 			sh = &held{slot: sp.Slot}
 			h.m[sp.Key] = sh
@@ -444,6 +484,11 @@ func (s *Store) sweepShares(all bool) {
 			continue
 		}
 		back = sh.appendOwed(back, key)
+	}
+	for k, tick := range h.seen {
+		if all || tick != h.tick {
+			delete(h.seen, k)
+		}
 	}
 	h.tick++
 	h.mu.Unlock()

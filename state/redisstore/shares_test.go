@@ -322,3 +322,42 @@ func TestShareStaysAGrant(t *testing.T) {
 		t.Errorf("Sums = %d requests in flight, want 0", got)
 	}
 }
+
+// TestUnshareableWindowsKeepNoRecord: a window whose limit is too small to
+// be shared (every caller's hour, day, tokens and requests at once) leaves
+// no record of its key and slot among the shares, only a hash (issue 18,
+// item 4: four records of 130 bytes a visitor, for every visitor of the
+// last second or two); an add to it without a limit still goes to Redis
+// at once, not to a tally, since another instance checks it.
+func TestUnshareableWindowsKeepNoRecord(t *testing.T) {
+	u := redisURL(t)
+	clk := clock.NewFake(t0)
+	hook, views := hooks()
+	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u), Clock: clk, hook: hook})
+	waitHook(t, views, "view") // the refresh after the first subscribe; then only ticks sweep
+	const visitors = 200
+	hour := func(i int) state.Spend {
+		return state.Spend{Key: "caller:" + strconv.Itoa(i) + "|hour", Slot: 7, Slots: 6, Limit: 15, Amount: 1, TTL: 70 * time.Minute}
+	}
+	for i := range visitors {
+		mustSpend(t, s, hour(i), -1)
+		mustSpend(t, s, hour(i), -1) // spent on again: still nothing to share
+	}
+	for i := range visitors {
+		add := hour(i)
+		add.Limit = 0
+		s.AddLater([]state.Spend{add})
+	}
+	s.applyQueued(context.Background())
+	for i := range visitors {
+		if got := rawCount(t, s, hour(i)); got != 3 {
+			t.Fatalf("visitor %d: Redis counts %d, want 3: an add to a window checked here was tallied", i, got)
+		}
+	}
+	s.shares.mu.Lock()
+	n := len(s.shares.m)
+	s.shares.mu.Unlock()
+	if n != 0 {
+		t.Errorf("the shares hold %d records after %d visitors' windows that can never be shared, want 0", n, visitors)
+	}
+}

@@ -42,12 +42,22 @@ import (
 // them: a site with a million visitors a day touches millions of caller
 // slots (about 200 bytes each in the view), so past viewCap slots the
 // ones used longest ago, with nothing pending, are dropped (issue 18, item
-// 4). What a dropped slot costs is only in an outage: its window starts
-// from what Local holds of this instance's own spends, not from the shared
-// count, so the bound above grows by what the other instances spent on a
-// window this instance had not touched for the longest. The windows in
-// use, a route's and its provider's at every request, are the newest and
-// stay.
+// 4). The windows in use, a route's and its provider's at every request,
+// are the newest and stay.
+//
+// Local mirrors this instance's spends on the slots the view holds (mine),
+// and a slot dropped from the view is taken out of Local as well: Local
+// keeping every visitor's counts cost what local mode costs, 100 MB a
+// million visitors, on top of Redis holding them. For a slot the view
+// holds, the share's check in an outage is the stricter (the share's seen
+// includes this instance's own spends); Local's mirror matters only to an
+// instance restarted during an outage, which starts from its own counts
+// of the windows it knew. What a dropped slot costs is only in an outage:
+// its window starts from nothing on this instance, so the instance may
+// spend floor(L / N) of it on top of whatever was spent before, the bound
+// above growing by the window's whole count at the cut (at most L). Once
+// Redis is back, those spends are in its count, so the window is refused
+// until enough of its slots pass.
 
 // viewCap is how many slots the view keeps before it drops the ones used
 // longest ago; it drops down to three quarters of it.
@@ -79,6 +89,9 @@ type viewSlot struct {
 	// script returns each window's older slots as one sum); 0 if unknown.
 	older int64
 	slots int
+	// mine is what this instance added to Local for the slot: the mirror
+	// of its own spends, taken out of Local when the view drops the slot.
+	mine int64
 }
 
 // slotOf returns the slot of sp's window at index j, the oldest first.
@@ -99,7 +112,8 @@ func (s *Store) entryLocked(k slotKey, create bool) *viewSlot {
 }
 
 // dropOldestLocked drops the slots used longest ago, with nothing pending,
-// until the view holds three quarters of viewCap. s.mu must be held.
+// until the view holds three quarters of viewCap, and takes what it
+// mirrored of them out of Local. s.mu must be held.
 func (s *Store) dropOldestLocked() {
 	type aged struct {
 		k    slotKey
@@ -112,11 +126,58 @@ func (s *Store) dropOldestLocked() {
 		}
 	}
 	slices.SortFunc(all, func(a, b aged) int { return a.used.Compare(b.used) })
+	var out []state.Spend
 	for _, a := range all {
 		if len(s.view) <= viewCap*3/4 {
 			break
 		}
+		if e := s.view[a.k]; e.mine != 0 {
+			// A TTL of a nanosecond: the give-back never keeps Local's
+			// slot longer than its spends did.
+			out = append(out, state.Spend{Key: a.k.key, Slot: a.k.slot, Slots: max(e.slots, 1), Amount: -e.mine, TTL: time.Nanosecond})
+		}
 		delete(s.view, a.k)
+	}
+	if len(out) > 0 {
+		_ = s.local.Add(context.Background(), out)
+	}
+}
+
+// mirror adds to Local the spends Redis took (or a share covered) whose
+// slot the view holds, so that an instance restarted during an outage
+// still holds its own counts of the windows it knows; the others are
+// left out, as the view left them.
+func (s *Store) mirror(ctx context.Context, spends []state.Spend) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mirrorLocked(ctx, spends)
+}
+
+// mirrorLocked is mirror. s.mu must be held.
+func (s *Store) mirrorLocked(ctx context.Context, spends []state.Spend) {
+	var kept []state.Spend // nil while every spend so far is kept
+	for i := range spends {
+		sp := &spends[i]
+		var e *viewSlot
+		if sp.Amount != 0 {
+			e = s.view[slotKey{key: sp.Key, slot: sp.Slot}]
+		}
+		if e != nil {
+			e.mine += sp.Amount
+		}
+		switch {
+		case e != nil && kept != nil:
+			kept = append(kept, *sp)
+		case e == nil && kept == nil:
+			kept = make([]state.Spend, i, len(spends))
+			copy(kept, spends[:i])
+		}
+	}
+	if kept == nil {
+		kept = spends
+	}
+	if len(kept) > 0 {
+		_ = s.local.Add(ctx, kept)
 	}
 }
 
@@ -182,6 +243,7 @@ func (s *Store) pendLocked(spends []state.Spend, now time.Time) {
 		e := s.entryLocked(slotKey{key: sp.Key, slot: sp.Slot}, true)
 		e.pending += sp.Amount
 		e.shared += sp.Amount
+		e.mine += sp.Amount // Local took them all
 		s.touchLocked(e, sp.TTL, now)
 	}
 }
