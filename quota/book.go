@@ -37,6 +37,11 @@ type Book struct {
 
 	mu      sync.Mutex // guards learned
 	learned map[learnKey]learnedLimit
+	// anyLearned is set once learned holds a limit: until then, which a
+	// provider that sends no limit headers never ends, a window's limit
+	// is its configured one, read without the lock (six windows a
+	// reservation).
+	anyLearned atomic.Bool
 
 	ledger ledger
 	spent  spentMemo  // the windows the Store refused lately (spent.go)
@@ -347,11 +352,11 @@ func (b *Book) limited(r *config.Route, now time.Time) bool {
 	if r.Limits != (config.Limits{}) || r.Provider != nil && r.Provider.Limits != (config.Limits{}) {
 		return true
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.learned) == 0 {
+	if !b.anyLearned.Load() {
 		return false
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	scArr, nsc := scopes(r)
 	for _, s := range scArr[:nsc] {
 		for k := kind(0); k < nKinds; k++ {

@@ -63,6 +63,7 @@ func (b *Book) noteLearnedLocked(key learnKey, limit int64, now time.Time) {
 		b.wg.Go(func() { b.saveLimit(key, limitNote{Limit: limit, Seen: now}) })
 	}
 	b.learned[key] = l
+	b.anyLearned.Store(true)
 }
 
 // saveLimit writes one learned limit's note. A failure is dropped: the
@@ -100,6 +101,7 @@ func (b *Book) loadLearned() {
 		}
 		if old, had := b.learned[k]; !had || n.Seen.After(old.seen) {
 			b.learned[k] = learnedLimit{limit: n.Limit, seen: n.Seen, saved: n.Seen}
+			b.anyLearned.Store(true)
 		}
 	}
 }

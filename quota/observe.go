@@ -34,6 +34,9 @@ type learnedLimit struct {
 // provider's word is a fact, a lower configured limit is the owner's intent).
 func (b *Book) limit(s scope, k kind, now time.Time) int64 {
 	conf := limitOf(s.limits, k)
+	if !b.anyLearned.Load() {
+		return conf
+	}
 	b.mu.Lock()
 	l, ok := b.learned[learnKey{s.key, k}]
 	b.mu.Unlock()
@@ -48,6 +51,9 @@ func (b *Book) limit(s scope, k kind, now time.Time) int64 {
 
 // learnedAt reports whether the limit of k in s came from headers.
 func (b *Book) learnedAt(s scope, k kind, now time.Time) bool {
+	if !b.anyLearned.Load() {
+		return false
+	}
 	b.mu.Lock()
 	l, ok := b.learned[learnKey{s.key, k}]
 	b.mu.Unlock()
