@@ -77,9 +77,6 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			send = spends
 		}
 		asks := s.shareAsks(send)
-		if owed := s.owedOf(spends); len(owed) > 0 {
-			s.enqueue(owed) // taken along just below
-		}
 		var failed int
 		var grants []int64
 		var err error
@@ -87,6 +84,12 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 		if seq != 0 {
 			last = seq - 1 // the batch taken here goes first in this call
 		}
+		// The tallies of the windows checked here go first in this
+		// call too, straight from the shares: queued, the queue's
+		// applier could take them first and have them land after this
+		// check, which would then not count them (a flaky
+		// TestTallyOfAWindowWithoutALimit under load).
+		pre = append(pre, s.owedOf(spends)...)
 		// A request in flight given back, or tokens settled lower, by a
 		// batch still on its way may be what lets this spend pass: near
 		// a limit, wait for it (see later.go).
