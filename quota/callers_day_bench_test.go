@@ -3,9 +3,7 @@ package quota
 import (
 	"context"
 	"flag"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -82,7 +80,7 @@ func callersDay(b *testing.B, n int) float64 {
 	}
 	after := testenv.LiveHeap()
 	if *dayHeapProfile != "" {
-		writeHeapProfile(b, *dayHeapProfile)
+		testenv.WriteHeapProfile(b, *dayHeapProfile)
 	}
 	runtime.KeepAlive(st)
 	runtime.KeepAlive(book)
@@ -95,14 +93,3 @@ func callersDay(b *testing.B, n int) float64 {
 //	go test -run '^$' -bench 'CallersDay/^1000000$' -benchtime 1x -o quota.test ./quota/ -args -dayheapprofile heap.out
 //	go tool pprof -sample_index=inuse_space -top quota.test heap.out
 var dayHeapProfile = flag.String("dayheapprofile", "", "write a heap profile at the end of BenchmarkCallersDay's day to this file")
-
-func writeHeapProfile(b *testing.B, path string) {
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if err := pprof.WriteHeapProfile(f); err != nil {
-		b.Fatal(err)
-	}
-}

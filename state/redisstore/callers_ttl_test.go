@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	goflag "flag"
-	"os"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,17 +141,6 @@ func mustParse(t *testing.T, u string) *redis.Options {
 //	go tool pprof -sample_index=inuse_space -top redisstore.test heap.out
 var callersHeapProfile = goflag.String("callersheapprofile", "", "write a heap profile at the end of BenchmarkCallersHeap to this file")
 
-func writeHeapProfile(b *testing.B, path string) {
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if err := pprof.WriteHeapProfile(f); err != nil {
-		b.Fatal(err)
-	}
-}
-
 // BenchmarkCallersHeap drives distinct visitors through quota.Book on a
 // Redis store, each asking once under seed 000's per-visitor limits, and
 // reports the heap the instance keeps for them afterwards: the view of the
@@ -187,7 +174,7 @@ func BenchmarkCallersHeap(b *testing.B) {
 	}
 	mb := float64(int64(testenv.LiveHeap())-int64(before)) / 1e6
 	if *callersHeapProfile != "" {
-		writeHeapProfile(b, *callersHeapProfile)
+		testenv.WriteHeapProfile(b, *callersHeapProfile)
 	}
 	s.mu.Lock()
 	slots := len(s.view)

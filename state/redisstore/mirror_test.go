@@ -144,27 +144,13 @@ func TestOutageAfterTheViewDroppedAWindow(t *testing.T) {
 	}
 
 	p.down()
-	passes := func(s *Store, sp state.Spend) int {
-		t.Helper()
-		for n := 0; n < 1000; n++ {
-			failed, err := s.Spend(ctx, []state.Spend{sp})
-			if err != nil {
-				t.Fatalf("Spend: %v", err)
-			}
-			if failed >= 0 {
-				return n
-			}
-		}
-		t.Fatal("Spend never refused")
-		return 0
-	}
-	if got, want := passes(s, route), 400-spent; got != want {
+	if got, want := spendUntilRefused(t, s, route), 400-spent; got != want {
 		t.Errorf("route in the outage: %d spends passed, want %d: what was left of its 400", got, want)
 	}
 	if s.Health().Connected {
 		t.Fatal("still connected with Redis away")
 	}
-	if got := passes(s, first); got != 5 {
+	if got := spendUntilRefused(t, s, first); got != 5 {
 		t.Errorf("dropped visitor in the outage: %d spends passed, want 5: its window starts from nothing here", got)
 	}
 
@@ -182,10 +168,10 @@ func TestOutageAfterTheViewDroppedAWindow(t *testing.T) {
 	if r.Health().Connected {
 		t.Fatal("the restarted store reached Redis through a closed proxy")
 	}
-	if got := passes(r, route); got != 0 {
+	if got := spendUntilRefused(t, r, route); got != 0 {
 		t.Errorf("route after a restart in the outage: %d spends passed, want 0: its 400 were mirrored", got)
 	}
-	if got := passes(r, first); got != 0 {
+	if got := spendUntilRefused(t, r, first); got != 0 {
 		t.Errorf("dropped visitor after a restart in the outage: %d spends passed, want 0: its outage spends are in Local", got)
 	}
 }

@@ -21,8 +21,15 @@ func day(limit, amount int64) state.Spend {
 // how many passed.
 func spendAll(t *testing.T, s *Store, limit int64) int {
 	t.Helper()
+	return spendUntilRefused(t, s, day(limit, 1))
+}
+
+// spendUntilRefused spends sp on s again and again until a spend is
+// refused, and returns how many passed.
+func spendUntilRefused(t *testing.T, s *Store, sp state.Spend) int {
+	t.Helper()
 	for n := 0; n < 1000; n++ {
-		failed, err := s.Spend(context.Background(), []state.Spend{day(limit, 1)})
+		failed, err := s.Spend(context.Background(), []state.Spend{sp})
 		if err != nil {
 			t.Fatalf("Spend: %v", err)
 		}
