@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/tollfree/tollfree/state"
 )
@@ -11,7 +12,7 @@ import (
 // call: Enter's spend, then Reserve's for each route tried, then the adds
 // of Settle and Leave. Admit carries the caller's spends into the first
 // Reserve instead (issue 18): on a Store that checks two groups in one call
-// (state.SplitSpender, the Redis store), Admit counts nothing and returns a
+// (state.SplitSpender, both stores), Admit counts nothing and returns a
 // Pass pending; the first Reserve under WithPass(ctx, pass) checks the
 // caller's limits and, only when they pass, the route's budget, in one
 // round trip. A refused caller gets the same *LimitError Enter gives, and
@@ -45,7 +46,9 @@ func (b *Book) Admit(ctx context.Context, a Ask) (*Pass, error) {
 		e.free()
 		return &Pass{}, nil
 	}
-	return &Pass{deferred: true, pend: e}, nil
+	p := newPass()
+	p.deferred, p.pend = true, e
+	return p, nil
 }
 
 // WithPass returns ctx carrying p when p is pending (Admit), so that the
@@ -111,6 +114,14 @@ func (p *Pass) settle() {
 	}
 	p.mu.Unlock()
 }
+
+// addBuf is where Settle and Leave build their adds: a route's token
+// windows, or a caller's requests in flight and tokens, fit. No Store keeps
+// the spends it is given once the call returns (state.Store), so the
+// buffer goes back to addBufs at once.
+type addBuf [8]state.Spend
+
+var addBufs = sync.Pool{New: func() any { return new(addBuf) }}
 
 // add applies adds made after an answer: queued on a Store that defers
 // them, at once on any other. Each add keeps its window's Limit (an Add

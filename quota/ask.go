@@ -112,10 +112,28 @@ type Pass struct {
 	mu       sync.Mutex
 	pend     *enter // the spends still to make; nil once made or dropped
 	refused  error  // the *LimitError that refused the spends, if any
+	// room holds the three lists while they fit (newPass).
+	room []state.Spend
 }
 
-// fill records what the spends of e counted, for Leave and Refund, in one
-// allocation.
+// passRoom is a Pass and room for its lists (a caller scope's spends and
+// the site's day, as enter's sbuf), made in one allocation: a Pass that
+// counts something. One that counts nothing is a bare Pass.
+type passRoom struct {
+	p   Pass
+	buf [8]state.Spend
+}
+
+// newPass returns a Pass with room for the spends of a caller scope and
+// the site's day.
+func newPass() *Pass {
+	r := new(passRoom)
+	r.p.room = r.buf[:0]
+	return &r.p
+}
+
+// fill records what the spends of e counted, for Leave and Refund, in p's
+// room while they fit.
 func (p *Pass) fill(e *enter) {
 	var nr, nt int
 	for _, c := range e.checks {
@@ -126,7 +144,10 @@ func (p *Pass) fill(e *enter) {
 			nt++
 		}
 	}
-	buf := make([]state.Spend, 0, len(e.checks))
+	buf := p.room[:0]
+	if len(e.checks) > cap(buf) {
+		buf = make([]state.Spend, 0, len(e.checks))
+	}
 	p.release, p.tokens, p.counted = buf[0:0:nr], buf[nr:nr:nr+nt], buf[nr+nt:nr+nt]
 	for i, c := range e.checks {
 		switch {
@@ -188,7 +209,7 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 	if failed >= 0 && failed < len(e.spends) {
 		return nil, b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
 	}
-	p := &Pass{}
+	p := newPass()
 	p.fill(e)
 	return p, nil
 }
@@ -357,11 +378,14 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	}
 	p.settle()
 	adds := p.release
-	if usageKnown {
+	if usageKnown && len(p.tokens) > 0 {
+		buf := addBufs.Get().(*addBuf)
+		defer addBufs.Put(buf)
+		adds = append(buf[:0], p.release...)
 		for _, sp := range p.tokens {
 			if d := int64(clampTokens(used)) - sp.Amount; d != 0 {
 				sp.Amount = d // Limit kept: see giveBack
-				adds = append(adds[:len(adds):len(adds)], sp)
+				adds = append(adds, sp)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,7 +108,14 @@ type Reservation struct {
 	spends  []state.Spend // every window spent on, in buf while they fit
 	tokens  uint32        // bit i: spends[i] is a token window (Amount = Tokens)
 	settled atomic.Bool
-	buf     [6]state.Spend // a route's and its provider's usual windows
+	// prev, next and open link the reservation into its Book's ledger
+	// while it is in flight (inflight.go); the ledger's lock guards them.
+	prev, next *Reservation
+	open       bool
+	// buf holds a route's and its provider's usual windows: the four
+	// kinds always counted (requests and tokens a minute and a day), for
+	// each.
+	buf [2 * rph]state.Spend
 }
 
 // scope is the route or its provider: a key prefix (the text of its
@@ -420,7 +426,9 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 	if delta == 0 || res.tokens == 0 {
 		return nil
 	}
-	adds := make([]state.Spend, 0, bits.OnesCount32(res.tokens))
+	buf := addBufs.Get().(*addBuf)
+	defer addBufs.Put(buf)
+	adds := buf[:0]
 	for i, sp := range res.spends {
 		if res.tokens&(1<<i) != 0 {
 			sp.Amount = delta // Limit kept: see giveBack

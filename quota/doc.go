@@ -52,11 +52,12 @@
 //     tenth) is refused, on every instance. A refused request counts
 //     nowhere, so asking while muted does not lengthen the mute.
 //
-// On a Store that checks two groups of spends in one call (the Redis store,
+// On a Store that checks two groups of spends in one call (both stores do:
 // state.SplitSpender), the gateway asks with Admit instead: it counts
 // nothing, and the first Reserve made under WithPass makes the caller's
-// spends together with the route's, in one round trip, the caller's first
-// and all or nothing (admit.go). Commit makes them when no Reserve did.
+// spends together with the route's, in one call (one round trip to Redis,
+// one hold of memstore's lock), the caller's first and all or nothing
+// (admit.go). Commit makes them when no Reserve did.
 //
 // A refusal is a *LimitError naming the scope and kind of limit, its value
 // and when the caller may ask again, never a Store error: when the Store

@@ -20,8 +20,8 @@
 // that wraps another): SplitSpender checks a caller's limits and a route's
 // budget in one call, Deferrer takes the adds made after an answer off the
 // caller's path. The Redis store has both, so that a request costs one
-// round trip before its call; a Store without them is asked one call at a
-// time.
+// round trip before its call; memstore checks two groups under one hold of
+// its lock. A Store without them is asked one call at a time.
 package state
 
 import (
@@ -81,7 +81,9 @@ func (r Rest) Active(now time.Time) bool {
 }
 
 // Store is the router's memory. All methods are safe for concurrent use and
-// take a ctx that bounds any I/O.
+// take a ctx that bounds any I/O. A Store keeps nothing of the spends it is
+// given once a call returns (nor does a Deferrer's AddLater): the caller
+// may use the slice again.
 type Store interface {
 	// Spend checks every spend's window (window sum + Amount <= Limit, where
 	// Limit > 0) and only if all pass adds every Amount. It returns -1 when

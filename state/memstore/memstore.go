@@ -316,6 +316,25 @@ func (s *Store) Spend(_ context.Context, spends []state.Spend) (int, error) {
 	if err := validate(spends); err != nil {
 		return -1, fmt.Errorf("memstore: spend: %w", err)
 	}
+	return s.spend(spends, len(spends)), nil
+}
+
+// SpendSplit checks spends[:must] all or nothing, then spends[must:] the
+// same way, under one hold of the lock (state.SplitSpender): a request's
+// caller limits and its first route's budget cost one call (issue 18,
+// item 2), as they cost one round trip on Redis.
+func (s *Store) SpendSplit(_ context.Context, spends []state.Spend, must int) (int, error) {
+	if err := validate(spends); err != nil {
+		return -1, fmt.Errorf("memstore: spend: %w", err)
+	}
+	if must < 0 || must > len(spends) {
+		return -1, fmt.Errorf("memstore: spend: must %d out of 0..%d", must, len(spends))
+	}
+	return s.spend(spends, must), nil
+}
+
+// spend is SpendSplit, validated: Spend is spend(spends, len(spends)).
+func (s *Store) spend(spends []state.Spend, must int) int {
 	now := s.clock.Now().UnixNano()
 	// Each counter is looked up once, for its check and its add: a small
 	// one's key is hashed once.
@@ -327,20 +346,35 @@ func (s *Store) Spend(_ context.Context, spends []state.Spend) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
+		refs = append(refs, s.lookupLocked(spends[i].Key, now))
+	}
+	if i := s.firstOverLocked(spends[:must], refs, now); i >= 0 {
+		return i
+	}
+	failed, n := -1, len(spends)
+	if i := s.firstOverLocked(spends[must:], refs[must:], now); i >= 0 {
+		failed, n = must+i, must
+	}
+	for i := range n {
+		s.addLocked(&spends[i], refs[i], now)
+	}
+	return failed
+}
+
+// firstOverLocked returns the index of the first spend its window cannot
+// take, -1 if every one fits. A spend with Limit 0, or an Amount of 0 or
+// less (a give-back), always fits. s.mu must be held.
+func (s *Store) firstOverLocked(spends []state.Spend, refs []ref, now int64) int {
+	for i := range spends {
 		sp := &spends[i]
-		r := s.lookupLocked(sp.Key, now)
-		refs = append(refs, r)
 		if sp.Limit <= 0 || sp.Amount <= 0 {
 			continue
 		}
-		if s.sumLocked(sp, r, now)+sp.Amount > sp.Limit {
-			return i, nil
+		if s.sumLocked(sp, refs[i], now)+sp.Amount > sp.Limit {
+			return i
 		}
 	}
-	for i := range spends {
-		s.addLocked(&spends[i], refs[i], now)
-	}
-	return -1, nil
+	return -1
 }
 
 // Add adds every Amount without checking.

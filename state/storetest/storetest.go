@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	}{
 		{"SpendChecksEveryWindow", testSpendChecksEveryWindow},
 		{"SpendAllOrNothing", testSpendAllOrNothing},
+		{"SpendSplit", testSpendSplit},
 		{"SlidingWindow", testSlidingWindow},
 		{"WideValues", testWideValues},
 		{"OneSlotThenMore", testOneSlotThenMore},
@@ -90,6 +91,39 @@ func wantSums(t *testing.T, s state.Store, want []int64, spends ...state.Spend) 
 	if got := sums(t, s, spends...); !slices.Equal(got, want) {
 		t.Errorf("Sums = %v, want %v", got, want)
 	}
+}
+
+// testSpendSplit: a Store that checks two groups in one call
+// (state.SplitSpender) adds the first group all or nothing, and the second
+// only if the first was added, all or nothing too; an index at or past
+// must names the second group's refused spend, the first group counted.
+func testSpendSplit(t *testing.T, s state.Store) {
+	split, ok := state.Find[state.SplitSpender](s)
+	if !ok {
+		t.Skip("this Store checks one group per call (no state.SplitSpender)")
+	}
+	hour := minute("caller:x|hour", 10, 3, 1)
+	day := minute("caller:x|day", 10, 100, 1)
+	rpm := minute("m1|rpm", 10, 2, 1)
+	tpm := minute("m1|tpm", 10, 1000, 600)
+	do := func(want, must int, spends ...state.Spend) {
+		t.Helper()
+		got, err := split.SpendSplit(ctxFor(t), spends, must)
+		if err != nil || got != want {
+			t.Fatalf("SpendSplit(must %d) = %d, %v; want %d", must, got, err, want)
+		}
+	}
+	do(-1, 2, hour, day, rpm, tpm) // both groups: 1, 1, 1, 600
+	do(3, 2, hour, day, rpm, tpm)  // the route's tokens are spent: the caller counts alone
+	wantSums(t, s, []int64{2, 2, 1, 600}, hour, day, rpm, tpm)
+	do(-1, 2, hour, day, rpm) // the route without its tokens: 3, 3, 2
+	do(0, 2, hour, day, rpm)  // the caller's hour is spent: nothing counts
+	wantSums(t, s, []int64{3, 3, 2, 600}, hour, day, rpm, tpm)
+	// must 0: one group, the route's; must len: one group, the caller's.
+	do(0, 0, rpm)
+	do(-1, 1, day)
+	do(1, 1, day, rpm)
+	wantSums(t, s, []int64{5, 2}, day, rpm)
 }
 
 func testSpendChecksEveryWindow(t *testing.T, s state.Store) {
