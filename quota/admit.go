@@ -46,9 +46,7 @@ func (b *Book) Admit(ctx context.Context, a Ask) (*Pass, error) {
 		e.free()
 		return &Pass{}, nil
 	}
-	p := newPass()
-	p.deferred, p.pend = true, e
-	return p, nil
+	return &Pass{deferred: true, pend: e}, nil
 }
 
 // WithPass returns ctx carrying p when p is pending (Admit), so that the
@@ -85,34 +83,22 @@ func (b *Book) Commit(ctx context.Context, p *Pass) error {
 	return b.commitLocked(ctx, p, e)
 }
 
-// commitLocked makes the spends e of the pending Pass p, and frees e; see
-// Commit. p.mu must be held.
+// commitLocked makes the spends e of the pending Pass p, and keeps e in p
+// for Leave when they were made, or frees it; see Commit. p.mu must be
+// held.
 func (b *Book) commitLocked(ctx context.Context, p *Pass, e *enter) error {
-	defer e.free()
 	failed, err := b.store.Spend(ctx, e.spends)
 	switch {
 	case err != nil:
+		e.free()
 		return fmt.Errorf("quota: admit: %w", err)
 	case failed >= 0 && failed < len(e.spends):
 		p.refused = b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
+		e.free()
 	default:
-		p.fill(e)
+		p.made = e
 	}
 	return p.refused
-}
-
-// settle drops p's spends if they are still pending: a Pass given back
-// before it was committed counted nothing and gives nothing back.
-func (p *Pass) settle() {
-	if !p.deferred {
-		return
-	}
-	p.mu.Lock()
-	if p.pend != nil {
-		p.pend.free()
-		p.pend = nil
-	}
-	p.mu.Unlock()
 }
 
 // addBuf is where Settle and Leave build their adds: a route's token

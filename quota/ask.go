@@ -100,67 +100,39 @@ func (e *LimitError) Error() string {
 // request ends, answered or not: that releases its concurrent count and
 // settles its tokens.
 type Pass struct {
-	release []state.Spend // concurrent counts, Amount -1 each
-	tokens  []state.Spend // tokens-per-day windows, Amount as counted
-	counted []state.Spend // every other count Enter made, for Refund
-	done    atomic.Bool
+	done atomic.Bool
 
 	// deferred marks a Pass Admit made without counting (admit.go); mu
-	// guards pend and refused, and the three lists above while pend is
-	// set.
+	// guards pend, made and refused then.
 	deferred bool
 	mu       sync.Mutex
 	pend     *enter // the spends still to make; nil once made or dropped
 	refused  error  // the *LimitError that refused the spends, if any
-	// room holds the three lists while they fit (newPass).
-	room []state.Spend
+	// made holds the spends made, for Leave and Refund to give back: the
+	// enter that built them is kept until then instead of going back to
+	// its pool, so that a Pass is a small allocation, not a copy of its
+	// spends (issue 18, item 2).
+	made *enter
 }
 
-// passRoom is a Pass and room for its lists (a caller scope's spends and
-// the site's day, as enter's sbuf), made in one allocation: a Pass that
-// counts something. One that counts nothing is a bare Pass.
-type passRoom struct {
-	p   Pass
-	buf [8]state.Spend
-}
-
-// newPass returns a Pass with room for the spends of a caller scope and
-// the site's day.
-func newPass() *Pass {
-	r := new(passRoom)
-	r.p.room = r.buf[:0]
-	return &r.p
-}
-
-// fill records what the spends of e counted, for Leave and Refund, in p's
-// room while they fit.
-func (p *Pass) fill(e *enter) {
-	var nr, nt int
-	for _, c := range e.checks {
-		switch {
-		case c.concurrent:
-			nr++
-		case c.tokens:
-			nt++
-		}
+// take returns the spends p made and leaves p with none, dropping the
+// spends of a p still pending: a Pass given back before it was committed
+// counted nothing and gives nothing back. The caller frees what it gets.
+func (p *Pass) take() *enter {
+	if !p.deferred {
+		e := p.made
+		p.made = nil
+		return e
 	}
-	buf := p.room[:0]
-	if len(e.checks) > cap(buf) {
-		buf = make([]state.Spend, 0, len(e.checks))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pend != nil {
+		p.pend.free()
+		p.pend = nil
 	}
-	p.release, p.tokens, p.counted = buf[0:0:nr], buf[nr:nr:nr+nt], buf[nr+nt:nr+nt]
-	for i, c := range e.checks {
-		switch {
-		case c.concurrent:
-			sp := e.spends[i]
-			sp.Amount = -1 // Limit kept: see giveBack
-			p.release = append(p.release, sp)
-		case c.tokens:
-			p.tokens = append(p.tokens, e.spends[i])
-		default:
-			p.counted = append(p.counted, e.spends[i])
-		}
-	}
+	e := p.made
+	p.made = nil
+	return e
 }
 
 // muteWeight is what a mute adds to a caller's mute counter: far more than
@@ -198,20 +170,20 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer e.free()
 	if len(e.spends) == 0 {
+		e.free()
 		return &Pass{}, nil
 	}
 	failed, err := b.store.Spend(ctx, e.spends)
 	if err != nil {
+		e.free()
 		return &Pass{}, fmt.Errorf("quota: admit: %w", err)
 	}
 	if failed >= 0 && failed < len(e.spends) {
+		defer e.free()
 		return nil, b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
 	}
-	p := newPass()
-	p.fill(e)
-	return p, nil
+	return &Pass{made: e}, nil
 }
 
 // limitless reports whether a has no limit to count: no spend to build,
@@ -264,9 +236,10 @@ type mute struct {
 }
 
 // enter builds Enter's spends: in its own arrays while they fit (a caller
-// scope and the site's day take five). It is 1.5 KB, made for every
-// request with caller limits: once its spends are made (or dropped), it
-// goes back to enterPool for the next request (issue 18, item 2).
+// scope and the site's day take five). It is 1.5 KB, needed by every
+// request with caller limits: once its spends are given back (Leave,
+// Refund), refused or dropped, it goes back to enterPool for the next
+// request (issue 18, item 2).
 type enter struct {
 	now    time.Time
 	lease  time.Duration
@@ -293,7 +266,8 @@ func newEnter(now time.Time, lease time.Duration, tokens int64) *enter {
 }
 
 // free gives e back to the pool: nothing may use it, its spends or its
-// checks afterwards. What outlives it is copied (Pass.fill, refusal).
+// checks afterwards. What outlives it is copied (refusal), or e is kept
+// until it is no longer used (Pass.made, freed by Leave and Refund).
 func (e *enter) free() { enterPool.Put(e) }
 
 // add appends a spend of amount on key with limit when on; c.limit, when
@@ -376,18 +350,27 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil
 	}
-	p.settle()
-	adds := p.release
-	if usageKnown && len(p.tokens) > 0 {
-		buf := addBufs.Get().(*addBuf)
-		defer addBufs.Put(buf)
-		adds = append(buf[:0], p.release...)
-		for _, sp := range p.tokens {
-			if d := int64(clampTokens(used)) - sp.Amount; d != 0 {
-				sp.Amount = d // Limit kept: see giveBack
-				adds = append(adds, sp)
+	e := p.take()
+	if e == nil {
+		return nil
+	}
+	defer e.free()
+	buf := addBufs.Get().(*addBuf)
+	defer addBufs.Put(buf)
+	adds := buf[:0]
+	for i, c := range e.checks {
+		sp := e.spends[i] // Limit kept: see giveBack
+		switch {
+		case c.concurrent:
+			sp.Amount = -1
+		case c.tokens && usageKnown:
+			if sp.Amount = int64(clampTokens(used)) - sp.Amount; sp.Amount == 0 {
+				continue
 			}
+		default:
+			continue
 		}
+		adds = append(adds, sp)
 	}
 	if len(adds) == 0 {
 		return nil
@@ -408,14 +391,14 @@ func (b *Book) Refund(ctx context.Context, p *Pass) error {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return nil
 	}
-	p.settle()
-	adds := slices.Clone(p.release)
-	for _, sp := range append(slices.Clone(p.counted), p.tokens...) {
-		sp.Amount = -sp.Amount // Limit kept: see giveBack
-		adds = append(adds, sp)
-	}
-	if len(adds) == 0 {
+	e := p.take()
+	if e == nil {
 		return nil
+	}
+	defer e.free()
+	adds := slices.Clone(e.spends)
+	for i := range adds {
+		adds[i].Amount = -adds[i].Amount // Limit kept: see giveBack
 	}
 	if err := b.add(ctx, adds); err != nil {
 		return fmt.Errorf("quota: refund: %w", err)

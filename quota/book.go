@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,57 +121,77 @@ type Reservation struct {
 
 // scope is the route or its provider: a key prefix (the text of its
 // rest.Key, which also labels its budget on the status page and in the
-// metrics), limits and a reset rule.
+// metrics), limits and a reset rule; names, when set, holds its counters'
+// names (counterKey of each kind).
 type scope struct {
 	key      string
 	provider bool
 	limits   config.Limits
 	reset    config.Reset
+	names    *[nKinds]string
 }
 
 func scopes(r *config.Route) (s [2]scope, n int) {
 	// The text of rest.RouteKey(r.ID) is r.ID itself. An array, not a
 	// slice: Reserve's scopes stay on its stack.
-	s[0] = scope{key: r.ID, limits: r.Limits, reset: r.Reset}
+	rn := routeNamesOf(r)
+	s[0] = scope{key: r.ID, limits: r.Limits, reset: r.Reset, names: &rn.counters[0]}
 	if p := r.Provider; p != nil {
-		s[1] = scope{key: providerKey(p.Name), provider: true, limits: p.Limits, reset: p.Reset}
+		s[1] = scope{key: rn.provider, provider: true, limits: p.Limits, reset: p.Reset, names: &rn.counters[1]}
 		return s, 2
 	}
 	return s, 1
 }
 
-// keyCache holds the counter names and provider keys made so far: a route's
-// are the same at every request, and making them again would cost an
-// allocation each. It grows with the routes and providers of the plans
-// this process ran, never with callers.
-var keyCache sync.Map // string or counterName -> string
-
-type counterName struct {
-	scope string
-	k     kind
+// routeNames are the names a route's budget is kept under: its provider's
+// key (rest.ProviderKey) and the counters of the route and of its
+// provider. They are the same at every request, and making them costs an
+// allocation each, so they are made once per route and provider.
+type routeNames struct {
+	provider string
+	counters [2][nKinds]string
 }
 
-type providerName string
+type routeNamesKey struct{ route, provider string }
 
-// providerKey is rest.ProviderKey(name).String(), made once per name.
-func providerKey(name string) string {
-	if v, ok := keyCache.Load(providerName(name)); ok {
-		return v.(string)
-	}
-	k := rest.ProviderKey(name).String()
-	keyCache.Store(providerName(name), k)
-	return k
+// routeNameCache holds the routeNames made so far, by route ID and
+// provider name: it grows with the routes of the plans this process ran,
+// never with callers. Readers (every Reserve) load the map without a lock;
+// a new route copies it. One lookup a Reserve: a sync.Map keyed by scope
+// and kind cost eight, each hashing its key through an interface (issue
+// 18, item 2).
+var routeNameCache struct {
+	mu sync.Mutex
+	m  atomic.Pointer[map[routeNamesKey]*routeNames]
 }
 
-// routeCounter is counterKey for a route's or a provider's windows, made
-// once per scope and kind.
-func routeCounter(scopeKey string, k kind) string {
-	if v, ok := keyCache.Load(counterName{scopeKey, k}); ok {
-		return v.(string)
+func routeNamesOf(r *config.Route) *routeNames {
+	k := routeNamesKey{route: r.ID}
+	if r.Provider != nil {
+		k.provider = r.Provider.Name
 	}
-	c := counterKey(scopeKey, k)
-	keyCache.Store(counterName{scopeKey, k}, c)
-	return c
+	if m := routeNameCache.m.Load(); m != nil {
+		if n := (*m)[k]; n != nil {
+			return n
+		}
+	}
+	n := &routeNames{provider: rest.ProviderKey(k.provider).String()}
+	for kd := kind(0); kd < nKinds; kd++ {
+		n.counters[0][kd] = counterKey(r.ID, kd)
+		n.counters[1][kd] = counterKey(n.provider, kd)
+	}
+	routeNameCache.mu.Lock()
+	defer routeNameCache.mu.Unlock()
+	next := make(map[routeNamesKey]*routeNames)
+	if m := routeNameCache.m.Load(); m != nil {
+		if have := (*m)[k]; have != nil {
+			return have
+		}
+		maps.Copy(next, *m)
+	}
+	next[k] = n
+	routeNameCache.m.Store(&next)
+	return n
 }
 
 func counterKey(scopeKey string, k kind) string { return scopeKey + "|" + k.String() }
@@ -289,7 +310,7 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 			}
 			limit := allowed(b.limit(s, k, now), margin)
 			metas[len(spends)] = meta{uint8(si), k}
-			spends = append(spends, w.spend(routeCounter(s.key, k), limit, amount))
+			spends = append(spends, w.spend(s.names[k], limit, amount))
 		}
 	}
 	res.spends = spends
@@ -305,23 +326,20 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		all := append(append(e.all[:0], e.spends...), spends...)
 		failed, err = b.split.SpendSplit(ctx, all, must)
 		e.all = all
-		refused := false
 		switch {
 		case err != nil:
 			// The caller goes through counting nothing, as with Enter.
+			e.free()
 		case failed >= 0 && failed < must:
 			b.ledger.closed(res)
 			p.refused = b.refusal(ctx, e.now, e.spends[failed], e.checks[failed])
-			refused = true
+			e.free()
+			return nil, p.refused
 		default:
-			p.fill(e)
+			p.made = e // for Leave
 			if failed >= must {
 				failed -= must
 			}
-		}
-		e.free()
-		if refused {
-			return nil, p.refused
 		}
 	}
 	if err != nil {
