@@ -3,6 +3,8 @@ package emulator
 import (
 	"time"
 	_ "time/tzdata" // Gemini's day ends at midnight America/Los_Angeles on every machine.
+
+	"github.com/tollfree/tollfree/internal/clock"
 )
 
 // Limits are the counts a model or a provider account may spend. Zero means
@@ -46,7 +48,7 @@ func (r Reset) dayStart(now time.Time) time.Time {
 		return now.Add(-24 * time.Hour)
 	}
 	y, m, d := now.In(r.Location).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, r.Location)
+	return clock.DayStart(y, m, d, r.Location)
 }
 
 // nextMidnight is the end of the current day window of a midnight reset;
@@ -56,7 +58,7 @@ func (r Reset) nextMidnight(now time.Time) time.Time {
 		return now.Add(24 * time.Hour)
 	}
 	y, m, d := now.In(r.Location).Date()
-	return time.Date(y, m, d+1, 0, 0, 0, 0, r.Location)
+	return clock.DayStart(y, m, d+1, r.Location)
 }
 
 // event is one counted call.

@@ -222,3 +222,24 @@ func TestCountRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDayAcrossASkippedMidnight: where daylight saving skips midnight
+// (America/Santiago, 2026-09-06: 00:00 becomes 01:00), a midnight reset's
+// day starts at 01:00 of that date and the day before ends there, never
+// before the instant it is worked out from.
+func TestDayAcrossASkippedMidnight(t *testing.T) {
+	scl, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Reset{Location: scl}
+	sat := time.Date(2026, 9, 5, 23, 30, 0, 0, scl)
+	want := time.Date(2026, 9, 6, 1, 0, 0, 0, scl)
+	if got := r.nextMidnight(sat); !got.Equal(want) || !got.After(sat) {
+		t.Errorf("nextMidnight(%v) = %v, want %v", sat, got, want)
+	}
+	sun := time.Date(2026, 9, 6, 1, 30, 0, 0, scl)
+	if got := r.dayStart(sun); !got.Equal(want) {
+		t.Errorf("dayStart(%v) = %v, want %v", sun, got, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -167,7 +168,7 @@ func midnightWindow(now time.Time, loc *time.Location) window {
 		}
 	}
 	y, m, d := now.In(loc).Date()
-	start := dayStart(y, m, d, loc)
+	start := clock.DayStart(y, m, d, loc)
 	w := window{slot: dayNumber(now, loc), slots: 1, ttl: dayTTL, reset: NextReset(config.Reset{Kind: config.ResetMidnight, Location: loc}, now)}
 	if free < 0 {
 		free = int(ns & (int64(len(days)) - 1))
@@ -215,25 +216,7 @@ func NextReset(reset config.Reset, now time.Time) time.Time {
 	}
 	loc := location(reset)
 	y, m, d := now.In(loc).Date()
-	return dayStart(y, m, d+1, loc) // time.Date's normalizing makes d+1 a date
-}
-
-// dayStart returns the first instant of the date y-m-d in loc: its
-// midnight, or, where a daylight-saving change skips midnight
-// (America/Santiago on the first Sunday of September, Asia/Beirut), the
-// first hour after the gap. time.Date alone does not promise which side
-// of a skipped time it returns, and in Santiago it returned 23:00 of the
-// day before: a reset before the instant it was worked out from.
-func dayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
-	ty, tm, td := time.Date(y, m, d, 12, 0, 0, 0, time.UTC).Date()
-	t := time.Date(ty, tm, td, 0, 0, 0, 0, loc)
-	for h := 1; h <= 3; h++ {
-		if gy, gm, gd := t.In(loc).Date(); gy == ty && gm == tm && gd == td {
-			break
-		}
-		t = time.Date(ty, tm, td, h, 0, 0, 0, loc)
-	}
-	return t
+	return clock.DayStart(y, m, d+1, loc) // time.Date's normalizing makes d+1 a date
 }
 
 // dayNumber names a local calendar day: days since 1970-01-01 of the date
@@ -254,7 +237,7 @@ func monthNumber(now time.Time, loc *time.Location) int64 {
 // "tokens per month"), on the reset rule's zone, UTC for a rolling day.
 func nextMonth(now time.Time, loc *time.Location) time.Time {
 	y, m, _ := now.In(loc).Date()
-	return dayStart(y, m+1, 1, loc)
+	return clock.DayStart(y, m+1, 1, loc)
 }
 
 func location(rs config.Reset) *time.Location {
