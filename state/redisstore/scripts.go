@@ -44,7 +44,10 @@ import "github.com/redis/go-redis/v9"
 // view of the shared counters (see view.go). grants holds, joined by
 // commas, the share added to each spend besides its amount: at most what
 // was asked, and only where the window stays far from its limit: none
-// when less than an eighth of the limit is left after the amount, else a
+// when less than an eighth of the limit is left after the amount, unless
+// what is left is still at least eight times what was asked for each
+// instance alive (a limit far above its spends: a day of a billion tokens
+// is not asked about at every request for its last 125 million), else a
 // quarter of what is left, divided by the instances alive, and at least
 // the amount (one more such spend), else 0. A slot's
 // expiry is set when an add creates it: its ttl from then covers the
@@ -107,7 +110,7 @@ for i = 1, upto do
     local room = limit - older[i] - cur[i] - amount
     local g = math.floor(room / (4 * math.max(alive, 1)))
     if g > ask then g = ask end
-    if g >= amount and room * 8 >= limit then
+    if g >= amount and (room * 8 >= limit or room >= 8 * ask * math.max(alive, 1)) then
       grants[i] = g
       amount = amount + g
     end

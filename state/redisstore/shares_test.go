@@ -361,3 +361,34 @@ func TestUnshareableWindowsKeepNoRecord(t *testing.T) {
 		t.Errorf("the shares hold %d records after %d visitors' windows that can never be shared, want 0", n, visitors)
 	}
 }
+
+// TestSharesInTheLastEighthOfAFarLimit: a window whose limit is far above
+// its spends keeps its shares in the last eighth of the limit, while what
+// is left is many shares (issue 18: a day of a billion tokens was asked
+// about at every request for its last 125 million, and Redis mode ran at
+// 0.55 of its rate until midnight); near the limit in shares, none.
+func TestSharesInTheLastEighthOfAFarLimit(t *testing.T) {
+	u := redisURL(t)
+	s := openStore(t, Options{URL: u, Namespace: newNamespace(t, u)})
+	far := big(1) // asks for 128: far from its limit while 8 × 128 are left
+	fill := far
+	fill.Amount = far.Limit - 10_000
+	mustSpend(t, s, fill, -1)
+	for range 3 {
+		mustSpend(t, s, far, -1)
+	}
+	if raw := rawCount(t, s, far); raw <= fill.Amount+3 {
+		t.Errorf("Redis holds %d after %d spent in the last eighth of a limit of %d, want a share set aside", raw, fill.Amount+3, far.Limit)
+	}
+	near := big(1)
+	near.Key = "route|tpd"
+	fill = near
+	fill.Amount = near.Limit - 1_000 // under 8 × 128 left
+	mustSpend(t, s, fill, -1)
+	for range 3 {
+		mustSpend(t, s, near, -1)
+	}
+	if raw := rawCount(t, s, near); raw != fill.Amount+3 {
+		t.Errorf("Redis holds %d with under eight shares left, want the %d spent (no share)", raw, fill.Amount+3)
+	}
+}
