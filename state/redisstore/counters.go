@@ -116,9 +116,11 @@ func (s *Store) spend(ctx context.Context, what string, spends []state.Spend, mu
 			}
 			// Mirror what was added into Local, so that an instance
 			// restarted during an outage still holds its own counts
-			// (of the windows the view holds: view.go).
+			// (of the windows the view holds: view.go): what was sent,
+			// and the shares granted with it. What shares covered was
+			// mirrored with their grant.
 			if added > 0 {
-				s.mirror(ctx, spends[:added])
+				s.mirrorGranted(ctx, send[:added], grants)
 				s.granted(send[:added], grants)
 			}
 			return failed, nil

@@ -175,3 +175,70 @@ func TestOutageAfterTheViewDroppedAWindow(t *testing.T) {
 		t.Errorf("dropped visitor after a restart in the outage: %d spends passed, want 0: its outage spends are in Local", got)
 	}
 }
+
+// TestLocalMirrorsGiveBacksToAShare: a window held in a share (requests in
+// flight, with a limit large enough to be shared) is given back to at
+// every answer, in memory. Local must mirror those give-backs as it
+// mirrors the spends: it once mirrored every spend and none of the
+// give-backs the share absorbed (and mirrored the share's own return,
+// never spent), so that after 3,000 answers Local counted 2,999 requests
+// in flight with none, and in an outage every caller was refused as over
+// its 1,000 at once; tokens settled lower were never taken off.
+func TestLocalMirrorsGiveBacksToAShare(t *testing.T) {
+	u := testenv.StartRedis(t).URL()
+	opt, _ := redis.ParseURL(u)
+	p := startProxy(t, opt.Addr)
+	clk := clock.NewFake(t0)
+	local, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	s := openStore(t, Options{URL: p.url(t, u), Namespace: "giveback", Local: local, Clock: clk})
+	if !s.Health().Connected {
+		t.Fatalf("store not connected to Redis: %s", s.Health().LastError)
+	}
+	ctx := context.Background()
+	conc := state.Spend{Key: "caller:a|conc", Slot: 100, Slots: 2, Limit: 1000, Amount: 1, TTL: time.Hour}
+	tokens := state.Spend{Key: "groq/m|tpd", Slot: 20619, Slots: 1, Limit: 10_000_000, Amount: 500, TTL: 26 * time.Hour}
+	const n = 3000
+	for i := range n {
+		if failed, err := s.Spend(ctx, []state.Spend{conc, tokens}); err != nil || failed >= 0 {
+			t.Fatalf("Spend %d = %d, %v; want -1, nil", i, failed, err)
+		}
+		back, settled := conc, tokens
+		back.Amount, back.Limit = -1, 0
+		settled.Amount, settled.Limit = -200, 0 // the answer used 300 of the 500 reserved
+		s.AddLater([]state.Spend{back, settled})
+	}
+	// Redis goes away: the next spend that asks it finds out, and what
+	// the instance held of its shares goes back to Local.
+	p.down()
+	probe := state.Spend{Key: "groq/m|rpm", Slot: 1000, Slots: 6, Limit: 30, Amount: 1, TTL: 2 * time.Minute}
+	mustSpend(t, s, probe, -1)
+	if s.Health().Connected {
+		t.Fatal("still connected with Redis away")
+	}
+	s.Flush(ctx)
+	got, err := local.Sums(ctx, []state.Spend{conc, tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != 0 || got[1] != 300*n {
+		t.Errorf("Local counts %d requests in flight and %d tokens after %d answers, want 0 and %d", got[0], got[1], n, 300*n)
+	}
+	// The caller has nothing in flight: a thousand at once pass, not one more.
+	passed := 0
+	for range 1001 {
+		failed, err := s.Spend(ctx, []state.Spend{conc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if failed < 0 {
+			passed++
+		}
+	}
+	if passed != 1000 {
+		t.Errorf("in the outage, %d requests at once passed, want 1000", passed)
+	}
+}

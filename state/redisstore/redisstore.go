@@ -53,7 +53,8 @@
 // whose reply timed out may also have been applied by Redis; it is then
 // counted twice, which errs on the safe side.
 //
-// Local also mirrors this instance's spends that Redis accepted, on the
+// Local also mirrors what this instance added to Redis's counts (a share
+// when it is granted, not the spends it covers: see mirror), on the
 // slots the view of the shared counters holds (view.go), so that an
 // instance restarted during an outage still holds its own recent counts of
 // the windows it knew; a slot the view drops is taken out of Local too, so

@@ -160,8 +160,8 @@ func checked(sp *state.Spend) bool { return sp.Limit > 0 && sp.Amount > 0 }
 // takeShares serves spends from the shares held when every checked spend
 // is covered by a share of its window's current slot, and reports whether
 // it did, and every unchecked add among them can go to a share or a
-// tally (addLocked). What was spent is mirrored into Local, as a
-// spend Redis took is.
+// tally (addLocked). Nothing is mirrored into Local: a share was
+// mirrored whole when it was granted, and a tally is when it is pushed.
 func (s *Store) takeShares(ctx context.Context, spends []state.Spend) bool {
 	h := &s.shares
 	var buf [16]*held
@@ -198,7 +198,6 @@ func (s *Store) takeShares(ctx context.Context, spends []state.Spend) bool {
 	if len(back) > 0 {
 		s.enqueue(back)
 	}
-	s.mirror(ctx, spends)
 	return true
 }
 

@@ -143,14 +143,37 @@ func (s *Store) dropOldestLocked() {
 	}
 }
 
-// mirror adds to Local the spends Redis took (or a share covered) whose
-// slot the view holds, so that an instance restarted during an outage
-// still holds its own counts of the windows it knows; the others are
-// left out, as the view left them.
+// mirror adds to Local the adds Redis took whose slot the view holds, so
+// that an instance restarted during an outage still holds its own counts
+// of the windows it knows; the others are left out, as the view left them.
+//
+// Local counts what this instance added to Redis's counts, as Redis
+// does: a share when it is granted (not the spends it covers later, nor
+// the adds it absorbs), what is left of it when it is given back, and a
+// tally when it is pushed. Mirroring the spends a share covered instead
+// left out the requests in flight it took back, and mirrored its return
+// though its grant never was: Local counted 3,000 requests in flight
+// after 3,000 answers, and an outage refused every caller
+// (TestLocalMirrorsGiveBacksToAShare).
 func (s *Store) mirror(ctx context.Context, spends []state.Spend) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mirrorLocked(ctx, spends)
+}
+
+// mirrorGranted is mirror of spends that were sent with grants, one per
+// spend or nil: each is mirrored with the share granted besides it.
+func (s *Store) mirrorGranted(ctx context.Context, spends []state.Spend, grants []int64) {
+	if slices.ContainsFunc(grants, func(g int64) bool { return g != 0 }) {
+		withGrants := slices.Clone(spends)
+		for i := range withGrants {
+			if i < len(grants) {
+				withGrants[i].Amount += grants[i]
+			}
+		}
+		spends = withGrants
+	}
+	s.mirror(ctx, spends)
 }
 
 // mirrorLocked is mirror. s.mu must be held.
