@@ -613,3 +613,39 @@ func TestRedisOutageSpendsTheCapOnce(t *testing.T) {
 		t.Errorf("capd/m1 was called %d times in all, want %d: the outage wasted some of its cap", n, capRPD)
 	}
 }
+
+// TestRedisOutageAfterManyAnswers: a caller limit large enough to be held
+// in a share (600 requests at once, given back after each answer in
+// memory) does not refuse the caller once Redis goes away. The local state
+// under the Redis store once counted every request the share let in and
+// none it gave back: after 1,500 answers, a Redis outage answered every
+// request 429, "600 requests in progress".
+func TestRedisOutageAfterManyAnswers(t *testing.T) {
+	checkLeaks(t)
+	rs := testenv.StartRedis(t)
+	clk := clock.NewFake(t0)
+	emu, emuURL := newCapd(t, clk)
+	yaml := capdYAML(emuURL, t.TempDir(), 100_000) + "callers:\n  concurrent: 600\n"
+	plan, err := config.Parse("capd.yaml", []byte(yaml), capdEnv)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	a := newInstance(t, "a", plan, clk, rs.URL(), "busy", time.Second)
+	hammer(t, "capped", 1500, 8, a)
+	if !a.store.Health().Connected {
+		t.Fatalf("fell back to local state before the outage: %s", a.store.Health().LastError)
+	}
+	rs.Kill()
+	// The store's probe, a second later, finds Redis gone; what it held
+	// of its shares goes back to its local state.
+	eventually(t, "off Redis", clk, true, func() bool { return !a.store.Health().Connected })
+	got := hammer(t, "capped", 600, 8, a)
+	if got["capd/m1"] != 600 {
+		t.Errorf("with Redis away, answers by route = %v, want all 600 by capd/m1", got)
+	}
+	if n := emu.Calls("capd", "m1"); n != 2100 {
+		t.Errorf("capd/m1 called %d times, want 2100", n)
+	}
+	rs.Start() // so that the store's dialer stops retrying before the test ends
+	eventually(t, "back on Redis", clk, true, func() bool { return a.store.Health().Connected })
+}
