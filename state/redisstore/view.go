@@ -152,7 +152,7 @@ func (s *Store) dropOldestLocked() {
 // the adds it absorbs), what is left of it when it is given back, and a
 // tally when it is pushed. Mirroring the spends a share covered instead
 // left out the requests in flight it took back, and mirrored its return
-// though its grant never was: Local counted 3,000 requests in flight
+// though its grant never was: Local counted 2,967 requests in flight
 // after 3,000 answers, and an outage refused every caller
 // (TestLocalMirrorsGiveBacksToAShare).
 func (s *Store) mirror(ctx context.Context, spends []state.Spend) {
