@@ -100,9 +100,10 @@ chains:
 
 // served is a `tollfree serve` running in the test.
 type served struct {
-	addr   string
-	lines  []string // what it printed after its address, up to the first request
-	stderr *lockedWriter
+	addr     string
+	profiler string   // -pprof's base URL, when it printed one
+	lines    []string // what it printed after its address, up to the first request
+	stderr   *lockedWriter
 }
 
 // startServe runs serve with args, reads its address line and the
@@ -130,6 +131,10 @@ func startServe(t *testing.T, args []string, readLines int) *served {
 	})
 	r := bufio.NewReader(out)
 	line, err := r.ReadString('\n')
+	if p, ok := strings.CutPrefix(strings.TrimSpace(line), "profiler on "); ok && err == nil {
+		s.profiler = p // -pprof's line comes first
+		line, err = r.ReadString('\n')
+	}
 	if err != nil {
 		t.Fatalf("serve printed no address: %v", err)
 	}

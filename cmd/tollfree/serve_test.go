@@ -88,52 +88,19 @@ chains:
 // contended lock would not show).
 func TestServeProfiler(t *testing.T) {
 	t.Cleanup(func() { runtime.SetMutexProfileFraction(0) })
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "tollfree.yaml")
-	yaml := fmt.Sprintf(`listen: 127.0.0.1:0
-data_dir: %s
-call_log: "off"
-providers:
-  lab: {dialect: openai, base_url: "http://127.0.0.1:9/v1", models: {m: {}}}
-chains:
-  answer: {routes: [lab/m]}
-`, dir)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
+	noKeys(t)
+	t.Chdir(t.TempDir()) // the built-in presets keep their data in ./.tollfree
+	s := startServe(t, []string{"-pprof", "127.0.0.1:0", "-listen", "127.0.0.1:0"}, 1)
+	if s.profiler == "" {
+		t.Fatal("serve -pprof printed no profiler address")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, []string{"-pprof", "127.0.0.1:0", "-config", cfg}, outW, io.Discard)
-		outW.Close()
-	}()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve printed nothing: %v", err)
-	}
-	go io.Copy(io.Discard, out)
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "profiler on ")
-	if !ok {
-		t.Fatalf("first line = %q, want the profiler's address", line)
-	}
-	resp, err := http.Get(base + "mutex?debug=1")
+	resp, err := http.Get(s.profiler + "mutex?debug=1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "sampling period=100") {
-		t.Errorf("GET %smutex?debug=1: %d, %q; want 200 and a sampled mutex profile", base, resp.StatusCode, body)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not return within 10s of its context ending")
+		t.Errorf("GET %smutex?debug=1: %d, %q; want 200 and a sampled mutex profile", s.profiler, resp.StatusCode, body)
 	}
 }
