@@ -181,7 +181,7 @@ func TestOutageAfterTheViewDroppedAWindow(t *testing.T) {
 // every answer, in memory. Local must mirror those give-backs as it
 // mirrors the spends: it once mirrored every spend and none of the
 // give-backs the share absorbed (and mirrored the share's own return,
-// never spent), so that after 3,000 answers Local counted 2,999 requests
+// never spent), so that after 3,000 answers Local counted 2,967 requests
 // in flight with none, and in an outage every caller was refused as over
 // its 1,000 at once; tokens settled lower were never taken off.
 func TestLocalMirrorsGiveBacksToAShare(t *testing.T) {
