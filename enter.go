@@ -107,7 +107,7 @@ func (g *Gateway) enter(ctx context.Context, ch *config.Chain, c *Call) (*turn, 
 // request's estimate when enter made one.
 func (t *turn) routing(ctx context.Context) context.Context {
 	if t.est >= 0 {
-		ctx = quota.WithEstimate(ctx, t.req, t.est)
+		return quota.WithPassEstimate(ctx, t.pass, t.req, t.est)
 	}
 	return quota.WithPass(ctx, t.pass)
 }

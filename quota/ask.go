@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -113,6 +114,11 @@ type Pass struct {
 	// its pool, so that a Pass is a small allocation, not a copy of its
 	// spends (issue 18, item 2).
 	made *enter
+	// estReq and est are the request's token estimate when the gateway
+	// made one (WithPassEstimate): set before p is in a context, read
+	// only after.
+	estReq *llm.Request
+	est    int
 }
 
 // take returns the spends p made and leaves p with none, dropping the

@@ -270,9 +270,24 @@ func WithEstimate(ctx context.Context, req *llm.Request, est int) context.Contex
 	return context.WithValue(ctx, estimateKey{}, &estimateNote{req: req, est: est})
 }
 
-// EstimateIn is Estimate(req), from ctx when WithEstimate noted it for
-// this very request.
+// WithPassEstimate is WithPass(WithEstimate(ctx, req, est), p) in one
+// context value where p is pending: the estimate rides in p, sparing every
+// request with caller limits a context value and a note (issue 18, item
+// 2: the limits' own allocations).
+func WithPassEstimate(ctx context.Context, p *Pass, req *llm.Request, est int) context.Context {
+	if p == nil || !p.deferred {
+		return WithEstimate(ctx, req, est)
+	}
+	p.estReq, p.est = req, est
+	return WithPass(ctx, p)
+}
+
+// EstimateIn is Estimate(req), from ctx when WithEstimate or
+// WithPassEstimate noted it for this very request.
 func EstimateIn(ctx context.Context, req *llm.Request) int {
+	if p := PassFrom(ctx); p != nil && p.estReq == req && req != nil {
+		return p.est
+	}
 	if n, ok := ctx.Value(estimateKey{}).(*estimateNote); ok && n.req == req {
 		return n.est
 	}

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -286,4 +287,44 @@ func FuzzCountText(f *testing.F) {
 			t.Fatalf("countText([]byte(%q)) = %+v, want %+v", s, gotb, want)
 		}
 	})
+}
+
+// TestEstimateRidesThePass: the estimate the gateway made for a caller's
+// tokens reaches the router through the pending Pass, one context value
+// for both, and through a note of its own where there is no pending Pass;
+// another request's estimate is counted, not taken.
+func TestEstimateRidesThePass(t *testing.T) {
+	clk := clock.NewFake(t0)
+	st, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	book := New(Options{Store: st, Clock: clk})
+	req := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "What does tollfree do?"}}}
+	other := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "And what does it cost?"}}}
+	const noted = 123_456 // not what counting gives: read, not counted
+	ctx := context.Background()
+	pending, err := book.Admit(ctx, Ask{Caller: "ip:127.0.0.1", Limits: config.CallerLimits{PerHour: 100, TokensDay: 1e6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pending.deferred {
+		t.Fatal("Admit on memstore made a Pass that is not pending")
+	}
+	for name, ctx := range map[string]context.Context{
+		"pending pass": WithPassEstimate(ctx, pending, req, noted),
+		"no pass":      WithPassEstimate(ctx, nil, req, noted),
+		"counted pass": WithPassEstimate(ctx, &Pass{}, req, noted),
+	} {
+		if got := EstimateIn(ctx, req); got != noted {
+			t.Errorf("%s: EstimateIn = %d, want the noted %d", name, got, noted)
+		}
+		if got, want := EstimateIn(ctx, other), Estimate(other); got != want {
+			t.Errorf("%s: EstimateIn(another request) = %d, want it counted: %d", name, got, want)
+		}
+	}
+	if got := PassFrom(WithPassEstimate(ctx, pending, req, noted)); got != pending {
+		t.Errorf("PassFrom = %p, want the pending pass %p", got, pending)
+	}
 }
