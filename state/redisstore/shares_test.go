@@ -392,3 +392,35 @@ func TestSharesInTheLastEighthOfAFarLimit(t *testing.T) {
 		t.Errorf("Redis holds %d with under eight shares left, want the %d spent (no share)", raw, fill.Amount+3)
 	}
 }
+
+// TestSharesOfAFarLimitNeverPassItTogether: three instances sharing a
+// window far above its spends, from its last eighth down to nothing, spend
+// it exactly: the shares they keep past the eighth never let them pass it.
+func TestSharesOfAFarLimitNeverPassItTogether(t *testing.T) {
+	u := redisURL(t)
+	ns := newNamespace(t, u)
+	stores := []*Store{openStore(t, Options{URL: u, Namespace: ns}), openStore(t, Options{URL: u, Namespace: ns}), openStore(t, Options{URL: u, Namespace: ns})}
+	sp := big(1) // a limit of 1,000,000: shares of 128 while 8 × 128 × 3 are left
+	const left = 10_000
+	fill := sp
+	fill.Amount = sp.Limit - left
+	mustSpend(t, stores[0], fill, -1)
+	const first = 2_000
+	if got := spendTogether(t, stores, 24, first, sp); got != first {
+		t.Fatalf("passed = %d of %d, far from the limit", got, first)
+	}
+	if raw := rawCount(t, stores[0], big(0)); raw <= fill.Amount+first {
+		t.Errorf("Redis holds %d after %d spent, want more: shares set aside in the last eighth", raw, fill.Amount+first)
+	}
+	if got := spendTogether(t, stores, 24, 3*left, sp); got != left-first {
+		t.Errorf("passed = %d of the last %d, over three instances holding shares", got, left-first)
+	}
+	for _, s := range stores {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if raw := rawCount(t, stores[0], big(0)); raw != sp.Limit {
+		t.Errorf("Redis holds %d after every instance closed, want %d", raw, sp.Limit)
+	}
+}
