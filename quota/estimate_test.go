@@ -294,24 +294,11 @@ func FuzzCountText(f *testing.F) {
 // for both, and through a note of its own where there is no pending Pass;
 // another request's estimate is counted, not taken.
 func TestEstimateRidesThePass(t *testing.T) {
-	clk := clock.NewFake(t0)
-	st, err := memstore.Open(memstore.Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	book := New(Options{Store: st, Clock: clk})
 	req := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "What does tollfree do?"}}}
 	other := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "And what does it cost?"}}}
 	const noted = 123_456 // not what counting gives: read, not counted
 	ctx := context.Background()
-	pending, err := book.Admit(ctx, Ask{Caller: "ip:127.0.0.1", Limits: config.CallerLimits{PerHour: 100, TokensDay: 1e6}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !pending.deferred {
-		t.Fatal("Admit on memstore made a Pass that is not pending")
-	}
+	pending := &Pass{deferred: true} // as Admit makes it on a SplitSpender
 	for name, ctx := range map[string]context.Context{
 		"pending pass": WithPassEstimate(ctx, pending, req, noted),
 		"no pass":      WithPassEstimate(ctx, nil, req, noted),
@@ -324,7 +311,11 @@ func TestEstimateRidesThePass(t *testing.T) {
 			t.Errorf("%s: EstimateIn(another request) = %d, want it counted: %d", name, got, want)
 		}
 	}
-	if got := PassFrom(WithPassEstimate(ctx, pending, req, noted)); got != pending {
+	withPass := WithPassEstimate(ctx, pending, req, noted)
+	if got := PassFrom(withPass); got != pending {
 		t.Errorf("PassFrom = %p, want the pending pass %p", got, pending)
+	}
+	if n, ok := withPass.Value(estimateKey{}).(*estimateNote); ok {
+		t.Errorf("a pending pass carries the estimate, yet the context holds a note too: %+v", n)
 	}
 }
