@@ -45,7 +45,10 @@
 # after a counted load: `go tool pprof -base allocs0 allocs` is that load's)
 # and profile-<stamp>.txt, their top lists; cpu-stream-<stamp>.pprof for
 # streamed answers at 16 connections; ttft-<stamp>.txt, the time to the
-# first token of each target (TTFT_N requests each, default 2000).
+# first token of each target (TTFT_N requests each, default 2000); with
+# PAIRS=1, pairs-<stamp>.tsv, a row per round: pair, connections, round,
+# A's and B's requests a second and their ratio, A's and B's CPU a request
+# (µs) and their ratio.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -208,8 +211,12 @@ fi
 # table takes minutes per target, and this machine's speed drifts by tens
 # of percent within minutes; a ratio of two rounds a few seconds apart is
 # what the change costs, and the median of the rounds is reported with its
-# range. Each pair: NAME A-target B-target STREAM, a target being proxy or
-# CONFIG[@redis].
+# range. Each round also reads each target's CPU time (utime + stime in
+# /proc/PID/stat) around its wrk run: the CPU it spent a request, in µs,
+# and B's ÷ A's. Throughput is the targets' own cost mixed with wrk's and
+# the upstream's share of the two cores; CPU a request is the target's
+# alone, and drifts less from round to round. Each pair: NAME A-target
+# B-target STREAM, a target being proxy or CONFIG[@redis].
 if [ "$LOAD$PAIRS" = 11 ]; then
   ROUNDS=${ROUNDS:-6}; ROUND=${ROUND:-4s}
   PAIR_ADDRS=(127.0.0.1:18093 127.0.0.1:18094); PAIR_PID=(); PAIR_URL=()
@@ -224,16 +231,27 @@ if [ "$LOAD$PAIRS" = 11 ]; then
     wait_up "http://${PAIR_ADDRS[i]}/healthz"
     PAIR_URL[i]=http://${PAIR_ADDRS[i]}$URL_PATH
   }
-  round_rps() { # round_rps URL CONNS
-    result rps "$(wrk -t1 -c"$2" -d"$ROUND" --timeout 10s -s "$LUA" "$1" | grep '^RESULT' || true)"
+  HZ=$(getconf CLK_TCK)
+  cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+  round() { # round URL CONNS PID: "RPS CPU-µs-a-request" of the target at PID
+    local t0 t1 out
+    t0=$(cpu_ticks "$3")
+    out=$(wrk -t1 -c"$2" -d"$ROUND" --timeout 10s -s "$LUA" "$1" | grep '^RESULT' || true)
+    t1=$(cpu_ticks "$3")
+    awk -v r="$(result rps "$out")" -v n="$(result requests "$out")" -v d=$((t1 - t0)) -v hz="$HZ" \
+      'BEGIN { printf "%s %.1f", (r == "") ? 0 : r, (n > 0) ? d * 1e6 / hz / n : 0 }'
+  }
+  median() { # median: "M [lowest, highest]" of the numbers on stdin
+    sort -n | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%.3f [%s, %s]", m, v[1], v[NR]}'
   }
   PAIRS_TXT=$WORK/pairs.txt
   {
     echo "Paired rounds: B ÷ A in rounds of $ROUND, A and B alternating (A B, B A, ...), both up at once;"
-    echo "median of $ROUNDS rounds [lowest, highest]."
+    echo "median of $ROUNDS rounds [lowest, highest]: requests a second, and CPU a request (each"
+    echo "target's utime + stime over the requests wrk counted)."
     echo
-    echo "| ratio | A | B | stream | 16 conns | 64 conns |"
-    echo "|---|---|---|---|---|---|"
+    echo "| ratio | A | B | stream | 16 conns | 64 conns | CPU a request, B ÷ A: 16 conns | 64 conns |"
+    echo "|---|---|---|---|---|---|---|---|"
   } >"$PAIRS_TXT"
   for p in "limits-on÷no-limits gateway.yaml gateway-limits.yaml 0" \
            "redis÷local gateway-limits.yaml gateway-limits.yaml@redis 0" \
@@ -245,18 +263,21 @@ if [ "$LOAD$PAIRS" = 11 ]; then
     export MODEL=gpt-4o-mini STREAM=$pstream
     pair_up 0 "$ta"; pair_up 1 "$tb"; ua=${PAIR_URL[0]}; ub=${PAIR_URL[1]}
     wrk -t1 -c16 -d2s -s "$LUA" "$ua" >/dev/null; wrk -t1 -c16 -d2s -s "$LUA" "$ub" >/dev/null
-    cells=()
+    cells=(); cpus=()
     for c in 16 64; do
-      ratios=()
+      ratios=(); cpuratios=()
       for r in $(seq "$ROUNDS"); do
-        if [ $((r % 2)) = 1 ]; then a=$(round_rps "$ua" "$c"); b=$(round_rps "$ub" "$c")
-        else b=$(round_rps "$ub" "$c"); a=$(round_rps "$ua" "$c"); fi
+        if [ $((r % 2)) = 1 ]; then ra=$(round "$ua" "$c" "${PAIR_PID[0]}"); rb=$(round "$ub" "$c" "${PAIR_PID[1]}")
+        else rb=$(round "$ub" "$c" "${PAIR_PID[1]}"); ra=$(round "$ua" "$c" "${PAIR_PID[0]}"); fi
+        read -r a ca <<<"$ra"; read -r b cb <<<"$rb"
         ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (a > 0) ? b / a : 0 }')")
-        printf 'pair\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pname" "$c" "$r" "$a" "$b" "${ratios[-1]}" | tee -a "$TSV.pairs"
+        cpuratios+=("$(awk -v a="$ca" -v b="$cb" 'BEGIN { printf "%.3f", (a > 0) ? b / a : 0 }')")
+        printf 'pair\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pname" "$c" "$r" "$a" "$b" "${ratios[-1]}" "$ca" "$cb" "${cpuratios[-1]}" | tee -a "$TSV.pairs"
       done
-      cells+=("$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%.3f [%s, %s]", m, v[1], v[NR]}')")
+      cells+=("$(printf '%s\n' "${ratios[@]}" | median)")
+      cpus+=("$(printf '%s\n' "${cpuratios[@]}" | median)")
     done
-    echo "| $pname | $ta | $tb | $pstream | ${cells[0]} | ${cells[1]} |" >>"$PAIRS_TXT"
+    echo "| $pname | $ta | $tb | $pstream | ${cells[0]} | ${cells[1]} | ${cpus[0]} | ${cpus[1]} |" >>"$PAIRS_TXT"
     for i in 0 1; do
       [ "${PAIR_PID[$i]}" = "$PROXY_PID" ] && continue
       kill "${PAIR_PID[$i]}"; wait "${PAIR_PID[$i]}" 2>/dev/null || true
