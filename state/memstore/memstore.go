@@ -40,6 +40,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tollfree/tollfree/internal/clock"
@@ -121,6 +122,11 @@ type Store struct {
 	journal, snapshot int64
 	sweepAt           int // the next shard of small that prune sweeps
 	rests             map[string]state.Rest
+	// restsView is every rest in rests, sorted by key, made again at
+	// each change under mu and never changed after: Rests, read at every
+	// request, reads it without mu (issue 18: the one lock of the counters
+	// was taken once more per request for rests that rarely change).
+	restsView atomic.Pointer[[]state.Rest]
 	// restsDirty is set while rests.json is behind the rests in memory (its
 	// last write failed); the flusher retries it (issue 10: a rest decided
 	// while the disk is full is written once it frees).
@@ -518,7 +524,7 @@ func (s *Store) SetRest(_ context.Context, r state.Rest) error {
 		return nil
 	}
 	s.rests[r.Key] = r
-	rests := s.restsLocked(time.Time{}, true)
+	rests := s.publishRestsLocked()
 	s.mu.Unlock()
 	if err := s.saveRests(rests); err != nil {
 		return fmt.Errorf("memstore: set rest %s: %w: %w", r.Key, state.ErrNotPersisted, err)
@@ -539,7 +545,7 @@ func (s *Store) ClearRest(_ context.Context, key string, manual bool) error {
 		return nil
 	}
 	delete(s.rests, key)
-	rests := s.restsLocked(time.Time{}, true)
+	rests := s.publishRestsLocked()
 	s.mu.Unlock()
 	if err := s.saveRests(rests); err != nil {
 		return fmt.Errorf("memstore: clear rest %s: %w: %w", key, state.ErrNotPersisted, err)
@@ -549,19 +555,32 @@ func (s *Store) ClearRest(_ context.Context, key string, manual bool) error {
 
 // Rests returns every rest active at now, sorted by key.
 func (s *Store) Rests(_ context.Context, now time.Time) ([]state.Rest, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.restsLocked(now, false), nil
-}
-
-// restsLocked returns the rests active at now, or all of them, sorted by
-// key. s.mu must be held.
-func (s *Store) restsLocked(now time.Time, all bool) []state.Rest {
-	out := make([]state.Rest, 0, len(s.rests))
-	for _, r := range s.rests {
-		if all || r.Active(now) {
+	all := s.restsView.Load()
+	if all == nil {
+		return []state.Rest{}, nil
+	}
+	out := make([]state.Rest, 0, len(*all))
+	for _, r := range *all {
+		if r.Active(now) {
 			out = append(out, r)
 		}
+	}
+	return out, nil
+}
+
+// publishRestsLocked makes restsView again from rests and returns it:
+// every rest, sorted by key. s.mu must be held.
+func (s *Store) publishRestsLocked() []state.Rest {
+	all := s.restsLocked()
+	s.restsView.Store(&all)
+	return all
+}
+
+// restsLocked returns every rest, sorted by key. s.mu must be held.
+func (s *Store) restsLocked() []state.Rest {
+	out := make([]state.Rest, 0, len(s.rests))
+	for _, r := range s.rests {
+		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b state.Rest) int { return strings.Compare(a.Key, b.Key) })
 	return out
@@ -593,9 +612,14 @@ func (s *Store) prune() {
 	s.pruneNotesLocked(now)
 	// An ended rest stays in rests.json until the next rest write; load
 	// skips it.
+	ended := false
 	for key, r := range s.rests {
 		if !r.Active(now) {
 			delete(s.rests, key)
+			ended = true
 		}
+	}
+	if ended {
+		s.publishRestsLocked()
 	}
 }

@@ -56,7 +56,7 @@ func (s *Store) flushRests() error {
 		s.mu.Unlock()
 		return nil
 	}
-	rests := s.restsLocked(time.Time{}, true)
+	rests := s.restsLocked()
 	s.mu.Unlock()
 	return s.saveRests(rests)
 }
@@ -199,6 +199,7 @@ func (s *Store) load() error {
 			s.rests[r.Key] = r
 		}
 	}
+	s.publishRestsLocked()
 	return s.loadNotes(now)
 }
 

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tollfree/tollfree/internal/clock"
 )
@@ -59,7 +58,7 @@ func FuzzSnapshot(f *testing.F) {
 		// Save everything, as a running store would, then load it again.
 		s.mu.Lock()
 		s.rewrite = true
-		all := s.restsLocked(time.Time{}, true)
+		all := s.restsLocked()
 		s.mu.Unlock()
 		if err := s.flushCounts(); err != nil {
 			t.Fatalf("flushCounts: %v", err)
