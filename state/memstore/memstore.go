@@ -555,17 +555,23 @@ func (s *Store) ClearRest(_ context.Context, key string, manual bool) error {
 
 // Rests returns every rest active at now, sorted by key.
 func (s *Store) Rests(_ context.Context, now time.Time) ([]state.Rest, error) {
-	all := s.restsView.Load()
-	if all == nil {
-		return []state.Rest{}, nil
-	}
-	out := make([]state.Rest, 0, len(*all))
-	for _, r := range *all {
+	all := s.allRests()
+	out := make([]state.Rest, 0, len(all))
+	for _, r := range all {
 		if r.Active(now) {
 			out = append(out, r)
 		}
 	}
 	return out, nil
+}
+
+// allRests is every rest, sorted by key, as last published: not to be
+// changed.
+func (s *Store) allRests() []state.Rest {
+	if all := s.restsView.Load(); all != nil {
+		return *all
+	}
+	return nil
 }
 
 // publishRestsLocked makes restsView again from rests and returns it:

@@ -56,7 +56,7 @@ func (s *Store) flushRests() error {
 		s.mu.Unlock()
 		return nil
 	}
-	rests := s.restsLocked()
+	rests := s.allRests()
 	s.mu.Unlock()
 	return s.saveRests(rests)
 }
