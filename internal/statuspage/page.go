@@ -1,0 +1,394 @@
+package statuspage
+
+import (
+	"bytes"
+	_ "embed"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollfree/tollfree/status"
+)
+
+// head is the page up to its body: the meta tags and the style. foot is
+// the page after its live part: the toast, the pause dialog and the
+// script, ending at </html> with no newline. Both are served as they are.
+//
+// The script has no comments, only the indentation of the ones it had
+// (the lines of two spaces): html/template, which wrote the page before,
+// dropped JavaScript comments, and the page is still served byte for byte
+// as it was then. What they said: the token typed on a private page stays
+// in the tab's sessionStorage and goes with the page's own fetches; times
+// are shown in the viewer's zone, the UTC time kept as their title; Pause
+// asks in a dialog outside the live part, which the refresh would
+// otherwise wipe while one types.
+//
+//go:embed head.html
+var head string
+
+//go:embed foot.html
+var foot string
+
+// locked is the live part of a page served without a token.
+const locked = `<p class="locked" data-locked>This gateway's status is private: type a gateway key or the admin token above to see it.</p>`
+
+// escaper escapes data for an HTML text node or a double-quoted attribute
+// value exactly as html/template did in both (its htmlReplacementTable):
+// the five of html.EscapeString, written the same way, plus '+' as "&#43;"
+// (html/template's guard against UTF-7 sniffing) and NUL as U+FFFD.
+// Keeping '+' keeps the page as it was, and it is a form secret.Set
+// scrubs (secret/set.go, templateEscaper).
+var escaper = strings.NewReplacer(
+	"\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;", "'", "&#39;", "+", "&#43;", "<", "&lt;", ">", "&gt;",
+)
+
+// writer is a page being written: WriteString for markup of our own, text
+// for anything else. Numbers are written as they are; a string goes
+// through text unless it is markup built here (stamp, until).
+type writer struct{ bytes.Buffer }
+
+// text writes s escaped.
+func (w *writer) text(s string) { escaper.WriteString(w, s) }
+
+func (w *writer) itoa(n int) { w.Write(strconv.AppendInt(w.AvailableBuffer(), int64(n), 10)) }
+
+func (w *writer) utoa(n uint64) { w.Write(strconv.AppendUint(w.AvailableBuffer(), n, 10)) }
+
+// page is the whole page; for a locked view, without data.
+func (v view) page() []byte {
+	var w writer
+	w.WriteString(head)
+	w.WriteString(`<body data-admin="`)
+	w.WriteString(strconv.FormatBool(v.Admin))
+	w.WriteString(`" data-private="`)
+	w.WriteString(strconv.FormatBool(v.Private))
+	w.WriteString(`" data-refresh="`)
+	w.Write(strconv.AppendInt(w.AvailableBuffer(), v.RefreshMS, 10))
+	w.WriteString(`">
+<header>
+<h1>tollfree status</h1>
+<span class="live" id="live-ind"><span class="dot"></span><span id="updated">`)
+	if v.Locked {
+		w.WriteString("needs a token")
+	} else {
+		w.WriteString("updated ")
+		w.WriteString(stamp(v.Now, v.Now))
+	}
+	w.WriteString("</span></span>\n")
+	switch {
+	case v.Private:
+		w.WriteString(`<label class="admin">token <input id="token" type="password" autocomplete="off" placeholder="gateway key or admin token"></label>` + "\n")
+	case v.Admin:
+		w.WriteString(`<label class="admin">admin token <input id="token" type="password" autocomplete="off" placeholder="to pause, resume, probe"></label>` + "\n")
+	default:
+		w.WriteString(`<span class="admin off">admin actions off (no admin_token)</span>`)
+	}
+	w.WriteString("\n</header>\n" + `<main id="live">`)
+	if v.Locked {
+		w.WriteString(locked)
+	} else {
+		v.writeLive(&w)
+	}
+	w.WriteString("</main>\n")
+	w.WriteString(foot)
+	return w.Bytes()
+}
+
+// live is the live part alone, which the page fetches to refresh itself.
+func (v view) live() []byte {
+	var w writer
+	v.writeLive(&w)
+	return w.Bytes()
+}
+
+// writeLive writes the live part: the snapshot's time (which the page's
+// script copies into its header), its problems, and its chains, routes
+// and providers, each most urgent first.
+func (v view) writeLive(w *writer) {
+	w.WriteString(`<span hidden data-now>`)
+	w.WriteString(stamp(v.Now, v.Now))
+	w.WriteString("</span>\n")
+	if len(v.Problems) > 0 {
+		w.WriteString(`<div class="problems">`)
+		for _, p := range v.Problems {
+			w.WriteString("<div>")
+			w.text(p)
+			w.WriteString("</div>")
+		}
+		w.WriteString("</div>")
+	}
+	w.WriteString(`
+<h2>Chains</h2>
+<div class="grid">`)
+	for _, c := range v.ChainsByUrgency() {
+		w.chain(&c)
+	}
+	w.WriteString(`
+</div>
+
+<h2>Routes</h2>
+<div class="grid">`)
+	for _, r := range v.RoutesByUrgency() {
+		w.route(&r, v.Now, v.Admin)
+	}
+	w.WriteString(`
+</div>
+
+<h2>Providers</h2>
+<div class="provs">`)
+	for _, p := range v.ProvidersByUrgency() {
+		w.provider(&p, v.Now, v.Admin)
+	}
+	w.WriteString("\n</div>\n")
+}
+
+// chain writes a chain's card.
+func (w *writer) chain(c *status.Chain) {
+	w.card("chain", c.Name, c.State)
+	w.itoa(c.Ready)
+	w.WriteString(" of ")
+	w.text(plural(len(c.Routes), "route", "routes"))
+	w.WriteString(" ready · fallback: ")
+	w.text(c.Fallback)
+	w.pill(c.State, c.State)
+	w.WriteString(`<dl class="figs">` + "\n")
+	w.fig("success", pct(c.SuccessRate))
+	w.fig("failover", pct(c.FailoverRate))
+	w.fig("p50", ms(c.P50MS))
+	w.fig("p95", ms(c.P95MS))
+	w.WriteString("</dl>\n" + `<div class="last">`)
+	w.utoa(c.Answered)
+	w.WriteString(" answered · ")
+	w.utoa(c.Unanswered)
+	w.WriteString(" unanswered · ")
+	w.utoa(c.Cached)
+	w.WriteString(" cached")
+	if c.StreamsRescued > 0 {
+		w.WriteString(" · ")
+		w.text(plural(c.StreamsRescued, "broken stream", "broken streams"))
+		w.WriteString(" rescued")
+	}
+	w.WriteString("</div>\n</section>")
+}
+
+// route writes a route's card: its rest or failure, its budget bars, its
+// figures and, with admin on, its buttons.
+func (w *writer) route(r *status.Route, now time.Time, admin bool) {
+	w.card("route", r.ID, r.State)
+	for i, c := range r.Chains {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		w.text(c)
+	}
+	if len(r.Chains) == 0 {
+		w.WriteString("in no chain")
+	}
+	w.pill(r.State, r.State)
+	w.why(r.Rest, now, true)
+	w.WriteString("\n")
+	if r.State == status.Failing {
+		w.WriteString(`<div class="why" data-failing><b>failing</b> <span class="reason">`)
+		w.text(latest(r.Latest))
+		w.WriteString("</span></div>")
+	}
+	w.WriteString("\n")
+	if b := bars(r.Budget); len(b) > 0 {
+		w.bars(b)
+	}
+	w.WriteString("\n")
+	if b := bars(r.ProviderBudget); len(b) > 0 {
+		w.WriteString(`<div class="scope">account-wide</div>`)
+		w.bars(b)
+	}
+	w.WriteString("\n" + `<dl class="figs">` + "\n")
+	w.fig("p50", ms(r.P50MS))
+	w.fig("p95", ms(r.P95MS))
+	w.fig("success", pct(r.SuccessRate))
+	w.fig("failover", pct(r.FailoverRate))
+	w.WriteString("</dl>\n" + `<div class="last">`)
+	w.text(plural(r.Attempts, "attempt", "attempts"))
+	if r.SilentLosses > 0 {
+		w.WriteString(` · <span data-silent>`)
+		w.text(plural(r.SilentLosses, "race lost in silence", "races lost in silence"))
+		w.WriteString("</span>")
+	}
+	if r.SchemaFailures > 0 {
+		w.WriteString(" · ")
+		w.text(plural(r.SchemaFailures, "schema failure", "schema failures"))
+	}
+	if r.LastError != "" {
+		w.WriteString(" · last error <code>")
+		w.text(r.LastError)
+		w.WriteString("</code> ")
+		w.text(ago(r.LastErrorAt, now))
+	}
+	w.WriteString("</div>\n")
+	if r.StreamsRescued > 0 || r.PoliteRetries > 0 {
+		w.WriteString(`<div class="last" data-rescues>`)
+		if r.StreamsRescued > 0 {
+			w.WriteString("rescued ")
+			w.text(plural(r.StreamsRescued, "broken stream", "broken streams"))
+			w.WriteString(" (")
+			w.text(methods(r.RescuedBy))
+			w.WriteString(")")
+		}
+		if r.StreamsRescued > 0 && r.PoliteRetries > 0 {
+			w.WriteString(" · ")
+		}
+		if r.PoliteRetries > 0 {
+			w.text(plural(r.PoliteRetries, "polite retry", "polite retries"))
+			w.WriteString(", ")
+			w.utoa(r.PoliteRetriesAnswered)
+			w.WriteString(" answered")
+		}
+		w.WriteString("</div>")
+	}
+	w.WriteString("\n")
+	if admin && r.State != status.Disabled {
+		// Resume lifts a pause and Lift rest a rest, both only when they
+		// were put on the route itself, not on its whole provider.
+		own := r.Rest != nil && r.Rest.Key == r.ID
+		w.WriteString(`<div class="acts">` + "\n")
+		w.button("probe", "route", r.ID, "", "Probe")
+		w.WriteString("\n")
+		switch {
+		case r.State != status.Paused:
+			w.button("pause", "route", r.ID, "", "Pause")
+		case own:
+			w.button("resume", "route", r.ID, "", "Resume")
+		}
+		w.WriteString("\n")
+		if own && r.State != status.Paused {
+			w.button("resume", "route", r.ID, "lift the rest now", "Lift rest")
+		}
+		w.WriteString("\n</div>")
+	}
+	w.WriteString("\n</section>")
+}
+
+// provider writes a provider's card.
+func (w *writer) provider(p *status.Provider, now time.Time, admin bool) {
+	w.card("provider", p.Name, p.State)
+	w.text(plural(len(p.Routes), "route", "routes"))
+	if p.Enabled != 0 && p.State != status.Disabled {
+		w.WriteString(" · ")
+		w.itoa(p.Ready)
+		w.WriteString(" of ")
+		w.itoa(p.Enabled)
+		w.WriteString(" ready")
+	}
+	label := p.State
+	if p.State == status.Partly {
+		label = "partly " + p.NotReady
+	}
+	w.pill(p.State, label)
+	w.why(p.Rest, now, false)
+	w.WriteString("\n")
+	if admin && p.State != status.Disabled {
+		w.WriteString(`<div class="acts">` + "\n")
+		w.button("probe", "provider", p.Name, "", "Probe")
+		w.WriteString("\n")
+		if p.Rest != nil {
+			w.button("resume", "provider", p.Name, "", "Resume")
+		} else {
+			w.button("pause", "provider", p.Name, "", "Pause")
+		}
+		w.WriteString("\n</div>")
+	}
+	w.WriteString("\n</section>")
+}
+
+// card opens the card of a chain, route or provider (kind) up to the text
+// under its name, which pill ends.
+func (w *writer) card(kind, name, state string) {
+	w.WriteString("\n" + `<section class="card `)
+	w.text(state)
+	w.WriteString(`" data-` + kind + `="`)
+	w.text(name)
+	w.WriteString(`" data-state="`)
+	w.text(state)
+	w.WriteString(`">` + "\n" + `<div class="top"><div><div class="name">`)
+	w.text(name)
+	w.WriteString(`</div><div class="sub">`)
+}
+
+// pill ends the top of a card with its state, labelled label.
+func (w *writer) pill(state, label string) {
+	w.WriteString(`</div></div><span class="pill `)
+	w.text(state)
+	w.WriteString(`">`)
+	w.text(label)
+	w.WriteString("</span></div>\n")
+}
+
+// why says why a route or a provider is not ready: its rest, if any. A
+// route's says when the rest is its whole provider's.
+func (w *writer) why(r *status.Rest, now time.Time, route bool) {
+	if r == nil {
+		return
+	}
+	w.WriteString(`<div class="why">`)
+	if r.Class == status.Disabled {
+		if route {
+			w.WriteString("<b>disabled</b>")
+		}
+		w.reason(r.Reason)
+	} else {
+		w.WriteString("<b>")
+		w.text(r.Class)
+		w.WriteString("</b>")
+		if route && strings.HasPrefix(r.Key, "provider:") {
+			w.WriteString(" (whole provider)")
+		}
+		w.WriteString(" ")
+		w.WriteString(until(r.Until, now))
+		if r.Reason != "" {
+			w.reason(r.Reason)
+		}
+	}
+	w.WriteString("</div>")
+}
+
+func (w *writer) reason(s string) {
+	w.WriteString(`<span class="reason">`)
+	w.text(s)
+	w.WriteString("</span>")
+}
+
+// fig writes one figure of a card's <dl>.
+func (w *writer) fig(name, value string) {
+	w.WriteString("<div><dt>" + name + "</dt><dd>")
+	w.text(value)
+	w.WriteString("</dd></div>\n")
+}
+
+// bars draws windows, each its use against its limit.
+func (w *writer) bars(bs []bar) {
+	w.WriteString(`<div class="bars">`)
+	for _, b := range bs {
+		w.WriteString(`<div class="bar"><div class="lbl"><span>`)
+		w.text(b.Label)
+		w.WriteString("</span><span>")
+		w.text(count(b.W.Used))
+		w.WriteString(" / ")
+		w.text(count(b.W.Limit))
+		w.WriteString(`</span></div><div class="track"><div class="fill `)
+		w.text(level(b.W))
+		w.WriteString(`" style="width:`)
+		w.WriteString(width(b.W)) // digits, a point, maybe a minus, and %
+		w.WriteString(`"></div></div></div>`)
+	}
+	w.WriteString("</div>")
+}
+
+// button writes an admin action's button; title may be empty.
+func (w *writer) button(act, kind, target, title, label string) {
+	w.WriteString(`<button data-act="` + act + `" data-kind="` + kind + `" data-target="`)
+	w.text(target)
+	if title != "" {
+		w.WriteString(`" title="`)
+		w.text(title)
+	}
+	w.WriteString(`">` + label + "</button>")
+}
