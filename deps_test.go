@@ -6,17 +6,23 @@ import (
 	"testing"
 )
 
+// deps lists what pkg imports, directly or not (go list -deps).
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
+}
+
 // TestLibraryDependencies: embedding tollfree does not pull in Redis or
 // Prometheus (STYLE.md: a heavy dependency gets its own package). They
 // enter only through state/redisstore, cache/rediscache and metrics, which
 // cmd/tollfree wires.
 func TestLibraryDependencies(t *testing.T) {
 	checkLeaks(t)
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
+	for _, dep := range deps(t, ".") {
 		for _, banned := range []string{"github.com/redis/", "github.com/prometheus/"} {
 			if strings.HasPrefix(dep, banned) {
 				t.Errorf("the library imports %s", dep)
@@ -34,11 +40,7 @@ func TestLibraryDependencies(t *testing.T) {
 // (internal/statuspage); this keeps it out of the command.
 func TestBinaryHasNoTextTemplate(t *testing.T) {
 	checkLeaks(t)
-	out, err := exec.Command("go", "list", "-deps", "./cmd/tollfree").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
+	for _, dep := range deps(t, "./cmd/tollfree") {
 		if dep == "text/template" {
 			t.Error("cmd/tollfree imports text/template (through html/template?): write the page by hand, see internal/statuspage's doc")
 		}
