@@ -117,30 +117,30 @@ func (v view) writeLive(w *writer) {
 		}
 		w.WriteString("</div>")
 	}
-	w.WriteString(`
-<h2>Chains</h2>
-<div class="grid">`)
+	w.section("Chains", "grid")
 	for _, c := range v.ChainsByUrgency() {
 		w.chain(&c)
 	}
-	w.WriteString(`
-</div>
-
-<h2>Routes</h2>
-<div class="grid">`)
+	w.WriteString(sectionEnd)
+	w.section("Routes", "grid")
 	for _, r := range v.RoutesByUrgency() {
 		w.route(&r, v.Now, v.Admin)
 	}
-	w.WriteString(`
-</div>
-
-<h2>Providers</h2>
-<div class="provs">`)
+	w.WriteString(sectionEnd)
+	w.section("Providers", "provs")
 	for _, p := range v.ProvidersByUrgency() {
 		w.provider(&p, v.Now, v.Admin)
 	}
-	w.WriteString("\n</div>\n")
+	w.WriteString(sectionEnd)
 }
+
+// section opens a section of the live part: its heading, and the grid
+// (of class class) its cards go in, which sectionEnd closes.
+func (w *writer) section(title, class string) {
+	w.WriteString("\n<h2>" + title + "</h2>\n<div class=\"" + class + "\">")
+}
+
+const sectionEnd = "\n</div>\n"
 
 // chain writes a chain's card.
 func (w *writer) chain(c *status.Chain) {
