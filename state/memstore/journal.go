@@ -134,10 +134,7 @@ func (s *Store) flushCounts() error {
 	buf := s.appendChangedLocked(s.flushBuf[:0], s.clock.Now().UnixNano())
 	s.mu.Unlock()
 	err := aw.AppendFile(s.dir, countersFile, buf)
-	s.flushBuf = buf[:0]
-	if cap(buf) > 4<<20 {
-		s.flushBuf = nil // a burst's buffer is not kept
-	}
+	s.keepFlushBuf(buf)
 	s.persisted(countersFile, err)
 	if err != nil {
 		// The append may have left a torn line, and lost these counts:
@@ -155,6 +152,15 @@ func (s *Store) flushCounts() error {
 		return s.rewriteCounts()
 	}
 	return nil
+}
+
+// keepFlushBuf keeps buf's memory for the next flush, unless a burst made
+// it large. s.countsFileMu must be held.
+func (s *Store) keepFlushBuf(buf []byte) {
+	s.flushBuf = buf[:0]
+	if cap(buf) > 4<<20 {
+		s.flushBuf = nil // a burst's buffer is not kept
+	}
 }
 
 // appendChangedLocked appends the lines of the counters changed since the
@@ -206,7 +212,10 @@ func (s *Store) rewriteCounts() error {
 	write := func(w io.Writer) error {
 		at := s.clock.Now()
 		now := at.UnixNano()
-		buf := appendHeader(make([]byte, 0, 64<<10), at)
+		// s.flushBuf, under countsFileMu as this is: a buffer made here
+		// would live on the flush goroutine's stack, growing it to 128 KB.
+		buf := appendHeader(s.flushBuf[:0], at)
+		defer func() { s.keepFlushBuf(buf) }()
 		s.mu.Lock()
 		for _, c := range s.counters {
 			buf = appendFull(buf, c, now)
