@@ -210,21 +210,20 @@ func isCJK(r rune) bool {
 // messages' text, names and tool calls, the chat framing of each message,
 // and the tools and response format sent with it. It is not a tokenizer;
 // the package doc gives its measured error. It does not allocate. The
-// result is at most MaxTokens.
+// count of a long text is remembered (textcache.go): a prompt, tools or
+// history sent again is not counted again. The result is at most
+// MaxTokens.
 func Estimate(req *llm.Request) int {
 	if req == nil {
 		return 0
 	}
-	var c textCounts
+	h := 0 // hundredths of a token
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		countText(&c, m.Content)
-		countText(&c, m.Name)
-		countText(&c, m.ToolCalls)
+		h += stringHundredths(m.Content) + stringHundredths(m.Name) + rawHundredths(m.ToolCalls)
 	}
-	countText(&c, req.ResponseFormat)
-	countText(&c, req.Extra["tools"])
-	return AddTokens((c.hundredths()+99)/100, perMessage*len(req.Messages)+perRequest)
+	h += rawHundredths(req.ResponseFormat) + rawHundredths(req.Extra["tools"])
+	return AddTokens((h+99)/100, perMessage*len(req.Messages)+perRequest)
 }
 
 // ExpectedOutput returns the answer tokens a reservation counts: the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -184,12 +185,85 @@ func FuzzEstimate(f *testing.F) {
 	})
 }
 
+// BenchmarkEstimate is the estimate of chat.lua's request: "remembered",
+// as every request after the first with that prompt; "counted", its text
+// counted as if new.
 func BenchmarkEstimate(b *testing.B) {
 	req := benchRequest(b)
-	b.SetBytes(int64(req.TextLen()))
-	b.ReportAllocs()
-	for b.Loop() {
-		Estimate(req)
+	b.Run("remembered", func(b *testing.B) {
+		b.SetBytes(int64(req.TextLen()))
+		b.ReportAllocs()
+		for b.Loop() {
+			Estimate(req)
+		}
+	})
+	b.Run("counted", func(b *testing.B) {
+		b.SetBytes(int64(req.TextLen()))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, m := range req.Messages {
+				counted(m.Content)
+			}
+		}
+	})
+}
+
+// TestEstimateRemembersOnlyTheSameText: a long text's remembered count is
+// its own, for the same text in another request; a text that differs by
+// one byte, or shares a prefix, is counted, not given another's count; and
+// requests estimating at once, in many goroutines, each get their own.
+func TestEstimateRemembersOnlyTheSameText(t *testing.T) {
+	base := benchRequest(t).Messages[0].Content
+	if len(base) < cachedText {
+		t.Fatalf("the sample is %d bytes, below the %d a text must have to be remembered", len(base), cachedText)
+	}
+	variants := []string{
+		base,
+		base + " Reply in French.",
+		strings.Replace(base, "support", "support 12345 67890", 1),
+		strings.ToUpper(base[:1]) + base[1:] + strings.Repeat(" x", 50),
+		strings.Repeat("日本語のテキスト ", 40),
+		base[:cachedText],
+	}
+	fresh := func(s string) int {
+		var c textCounts
+		countText(&c, s)
+		return c.hundredths()
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for round := range 200 {
+				s := variants[(g+round)%len(variants)]
+				if got, want := stringHundredths(s), fresh(s); got != want {
+					t.Errorf("the estimate of variant %d is %d hundredths, want %d (counted afresh)", (g+round)%len(variants), got, want)
+					return
+				}
+				if got, want := rawHundredths(json.RawMessage(s)), fresh(s); got != want {
+					t.Errorf("the estimate of variant %d as JSON bytes is %d hundredths, want %d", (g+round)%len(variants), got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// Two texts whose hashes pick the same slot with different tags: the
+	// second is counted, and then holds the slot.
+	h1, h2 := uint64(7), uint64(7+textSlots+2<<32)
+	if got, want := remembered(h1, variants[4]), fresh(variants[4]); got != want {
+		t.Errorf("first text in a slot: %d hundredths, want %d", got, want)
+	}
+	for range 2 {
+		if got, want := remembered(h2, variants[1]), fresh(variants[1]); got != want {
+			t.Errorf("another text in the same slot: %d hundredths, want its own %d", got, want)
+		}
+	}
+	req := &llm.Request{Messages: []llm.Message{{Role: "system", Content: base}, {Role: "user", Content: variants[1]}}}
+	want := AddTokens((fresh(base)+fresh(variants[1])+99)/100, 2*perMessage+perRequest)
+	for range 3 {
+		if got := Estimate(req); got != want {
+			t.Fatalf("Estimate = %d, want %d, what counting gives", got, want)
+		}
 	}
 }
 
