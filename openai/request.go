@@ -336,6 +336,9 @@ func skipSpace(b []byte, i int) int {
 // skipString returns the index after the string starting at b[i] == '"'.
 func skipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
+		if i = plainEnd(b, i); i >= len(b) {
+			break
+		}
 		switch b[i] {
 		case '\\':
 			i++

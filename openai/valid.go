@@ -68,6 +68,10 @@ func validLiteral(b []byte, i int, lit string) (int, bool) {
 // character, and only the escapes JSON has.
 func validString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); i++ {
+		i = plainEnd(b, i)
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
