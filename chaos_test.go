@@ -734,6 +734,7 @@ func (m *memWatch) stop() (heap uint64, goroutines int) {
 // then only by the standstill times the clock's speed; a standstill
 // before or after the wait excuses nothing.
 func TestChaosExcusesOnlyStandstills(t *testing.T) {
+	checkLeaks(t)
 	const speed = 10
 	at := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
 	deadlines := map[string]time.Duration{"plain": 15 * time.Second}
