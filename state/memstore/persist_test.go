@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -111,4 +114,79 @@ func TestClearRestOnAFullDiskIsRetried(t *testing.T) {
 	disk.full.Store(false)
 	flushed(t, clk, every)
 	checkRests(t, open(t, Options{Dir: dir, Clock: clk}), clk.Now())
+}
+
+// slowDisk holds its first write of rests.json until gate is closed, and
+// counts the writes of rests.json.
+type slowDisk struct {
+	Disk
+	entered, gate chan struct{}
+	writes        atomic.Int32
+}
+
+func (d *slowDisk) WriteFile(dir, name string, data []byte) error {
+	if name == restsFile && d.writes.Add(1) == 1 {
+		close(d.entered)
+		<-d.gate
+	}
+	return d.Disk.WriteFile(dir, name, data)
+}
+
+// TestRestsQueuedBehindAWriteAreWrittenTogether: while one rest is being
+// written (a slow disk), the rests that routes failing meanwhile set are
+// in effect at once, and reach the disk together in one more write, not
+// one write each; every SetRest returns only once its rest is on disk.
+func TestRestsQueuedBehindAWriteAreWrittenTogether(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewFake(t0)
+	disk := &slowDisk{entered: make(chan struct{}), gate: make(chan struct{})}
+	s := open(t, Options{Dir: dir, Clock: clk, Files: disk, Logger: slog.New(slog.DiscardHandler)})
+	var release sync.Once
+	open := func() { release.Do(func() { close(disk.gate) }) }
+	t.Cleanup(open) // before the store's Close, should the test stop early
+	ctx := context.Background()
+	const n = 16
+	rests := make([]state.Rest, n)
+	for i := range rests {
+		rests[i] = state.Rest{Key: fmt.Sprintf("p/m%02d", i), Until: t0.Add(time.Hour), Class: "overloaded", Since: t0}
+	}
+	errs := make(chan error, n)
+	go func() { errs <- s.SetRest(ctx, rests[0]) }()
+	<-disk.entered // the first write is under way, and held
+	for _, r := range rests[1:] {
+		go func() { errs <- s.SetRest(ctx, r) }()
+	}
+	// Each is in effect before any is written: a request sees it.
+	waitFor(t, "every rest in effect while the first is being written", func() bool {
+		got, err := s.Rests(ctx, clk.Now())
+		return err == nil && len(got) == n
+	})
+	open()
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("SetRest: %v", err)
+		}
+	}
+	if got := disk.writes.Load(); got > 2 {
+		t.Errorf("rests.json was written %d times for %d rests set during one write, want 2", got, n)
+	}
+	// Every SetRest has returned: a crash now keeps every rest.
+	reopened, err := Open(Options{Dir: dir, Clock: clk})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer reopened.Close()
+	checkRests(t, reopened, clk.Now(), rests...)
+}
+
+// waitFor waits until cond holds, 10 s of wall time at most.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 10s", what)
+		}
+		runtime.Gosched()
+	}
 }

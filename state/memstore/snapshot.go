@@ -56,17 +56,20 @@ func (s *Store) flushRests() error {
 		s.mu.Unlock()
 		return nil
 	}
-	rests := s.allRests()
+	rests, cur := s.allRests(), s.restsGen
 	s.mu.Unlock()
-	return s.saveRests(rests)
+	return s.saveRests(rests, cur)
 }
 
-// saveRests writes rests, the newest rests in memory, and notes whether
-// rests.json is now behind them; s.restsFileMu must be held.
-func (s *Store) saveRests(rests []state.Rest) error {
+// saveRests writes rests, change gen of the rests in memory, and notes
+// whether rests.json is now behind the newest; s.restsFileMu must be held.
+func (s *Store) saveRests(rests []state.Rest, gen uint64) error {
 	err := s.writeRests(rests)
 	s.mu.Lock()
-	s.restsDirty = err != nil
+	if err == nil {
+		s.restsWritten = gen
+	}
+	s.restsDirty = s.restsWritten < s.restsGen
 	s.mu.Unlock()
 	s.persisted(restsFile, err)
 	return err
