@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/emutest"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -157,7 +157,7 @@ func TestRestsQueuedBehindAWriteAreWrittenTogether(t *testing.T) {
 		go func() { errs <- s.SetRest(ctx, r) }()
 	}
 	// Each is in effect before any is written: a request sees it.
-	waitFor(t, "every rest in effect while the first is being written", func() bool {
+	emutest.WaitFor(t, "every rest in effect while the first is being written", func() bool {
 		got, err := s.Rests(ctx, clk.Now())
 		return err == nil && len(got) == n
 	})
@@ -177,16 +177,4 @@ func TestRestsQueuedBehindAWriteAreWrittenTogether(t *testing.T) {
 	}
 	defer reopened.Close()
 	checkRests(t, reopened, clk.Now(), rests...)
-}
-
-// waitFor waits until cond holds, 10 s of wall time at most.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 10s", what)
-		}
-		runtime.Gosched()
-	}
 }
