@@ -225,21 +225,16 @@ func TestEstimateRemembersOnlyTheSameText(t *testing.T) {
 		strings.Repeat("日本語のテキスト ", 40),
 		base[:cachedText],
 	}
-	fresh := func(s string) int {
-		var c textCounts
-		countText(&c, s)
-		return c.hundredths()
-	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			for round := range 200 {
 				s := variants[(g+round)%len(variants)]
-				if got, want := stringHundredths(s), fresh(s); got != want {
-					t.Errorf("the estimate of variant %d is %d hundredths, want %d (counted afresh)", (g+round)%len(variants), got, want)
+				if got, want := stringHundredths(s), counted(s); got != want {
+					t.Errorf("the estimate of variant %d is %d hundredths, want %d (counted)", (g+round)%len(variants), got, want)
 					return
 				}
-				if got, want := rawHundredths(json.RawMessage(s)), fresh(s); got != want {
+				if got, want := rawHundredths(json.RawMessage(s)), counted(s); got != want {
 					t.Errorf("the estimate of variant %d as JSON bytes is %d hundredths, want %d", (g+round)%len(variants), got, want)
 					return
 				}
@@ -250,16 +245,16 @@ func TestEstimateRemembersOnlyTheSameText(t *testing.T) {
 	// Two texts whose hashes pick the same slot with different tags: the
 	// second is counted, and then holds the slot.
 	h1, h2 := uint64(7), uint64(7+textSlots+2<<32)
-	if got, want := remembered(h1, variants[4]), fresh(variants[4]); got != want {
+	if got, want := remembered(h1, variants[4]), counted(variants[4]); got != want {
 		t.Errorf("first text in a slot: %d hundredths, want %d", got, want)
 	}
 	for range 2 {
-		if got, want := remembered(h2, variants[1]), fresh(variants[1]); got != want {
+		if got, want := remembered(h2, variants[1]), counted(variants[1]); got != want {
 			t.Errorf("another text in the same slot: %d hundredths, want its own %d", got, want)
 		}
 	}
 	req := &llm.Request{Messages: []llm.Message{{Role: "system", Content: base}, {Role: "user", Content: variants[1]}}}
-	want := AddTokens((fresh(base)+fresh(variants[1])+99)/100, 2*perMessage+perRequest)
+	want := AddTokens((counted(base)+counted(variants[1])+99)/100, 2*perMessage+perRequest)
 	for range 3 {
 		if got := Estimate(req); got != want {
 			t.Fatalf("Estimate = %d, want %d, what counting gives", got, want)

@@ -100,7 +100,7 @@ type Store struct {
 	restsFileMu  sync.Mutex
 	notesFileMu  sync.Mutex
 
-	mu sync.Mutex // guards counters, small, changed, changedSmall, rewrite, journal, snapshot, sweepAt, rests, restsDirty, notes, notesDirty, the errors
+	mu sync.Mutex // guards counters, small, changed, changedSmall, rewrite, journal, snapshot, sweepAt, rests, restsGen, restsWritten, notes, notesDirty, the errors
 	// counters holds the counters that small cannot (more than one slot,
 	// or a value past 32 bits), by the same hash of their key (hashKey),
 	// so a Spend hashes each key once. A key is in counters or small,
@@ -127,12 +127,10 @@ type Store struct {
 	// request, reads it without mu (issue 18: the one lock of the counters
 	// was taken once more per request for rests that rarely change).
 	restsView atomic.Pointer[[]state.Rest]
-	// restsDirty is set while rests.json is behind the rests in memory (its
-	// last write failed); the flusher retries it (issue 10: a rest decided
-	// while the disk is full is written once it frees).
-	restsDirty bool
 	// restsGen numbers the changes of rests; restsWritten is the change
-	// rests.json holds (persistRests).
+	// rests.json holds (persistRests). While it is behind, after a failed
+	// write, the flusher writes it again (issue 10: a rest decided while
+	// the disk is full is written once it frees).
 	restsGen, restsWritten uint64
 	// countsErr and restsErr are the last write error of each file, nil
 	// once a write works; they feed Health and log each failure once.

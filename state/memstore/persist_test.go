@@ -141,9 +141,9 @@ func TestRestsQueuedBehindAWriteAreWrittenTogether(t *testing.T) {
 	clk := clock.NewFake(t0)
 	disk := &slowDisk{entered: make(chan struct{}), gate: make(chan struct{})}
 	s := open(t, Options{Dir: dir, Clock: clk, Files: disk, Logger: slog.New(slog.DiscardHandler)})
-	var release sync.Once
-	open := func() { release.Do(func() { close(disk.gate) }) }
-	t.Cleanup(open) // before the store's Close, should the test stop early
+	var once sync.Once
+	release := func() { once.Do(func() { close(disk.gate) }) }
+	t.Cleanup(release) // before the store's Close, should the test stop early
 	ctx := context.Background()
 	const n = 16
 	rests := make([]state.Rest, n)
@@ -161,7 +161,7 @@ func TestRestsQueuedBehindAWriteAreWrittenTogether(t *testing.T) {
 		got, err := s.Rests(ctx, clk.Now())
 		return err == nil && len(got) == n
 	})
-	open()
+	release()
 	for range n {
 		if err := <-errs; err != nil {
 			t.Fatalf("SetRest: %v", err)

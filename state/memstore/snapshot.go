@@ -52,7 +52,7 @@ func (s *Store) flushRests() error {
 	s.restsFileMu.Lock()
 	defer s.restsFileMu.Unlock()
 	s.mu.Lock()
-	if !s.restsDirty {
+	if s.restsWritten >= s.restsGen {
 		s.mu.Unlock()
 		return nil
 	}
@@ -61,15 +61,14 @@ func (s *Store) flushRests() error {
 	return s.saveRests(rests, cur)
 }
 
-// saveRests writes rests, change gen of the rests in memory, and notes
-// whether rests.json is now behind the newest; s.restsFileMu must be held.
+// saveRests writes rests, change gen of the rests in memory, and notes it
+// written; s.restsFileMu must be held.
 func (s *Store) saveRests(rests []state.Rest, gen uint64) error {
 	err := s.writeRests(rests)
 	s.mu.Lock()
 	if err == nil {
 		s.restsWritten = gen
 	}
-	s.restsDirty = s.restsWritten < s.restsGen
 	s.mu.Unlock()
 	s.persisted(restsFile, err)
 	return err
