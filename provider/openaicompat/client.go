@@ -23,11 +23,13 @@ package openaicompat
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -63,11 +65,15 @@ type Options struct {
 	APIKey string
 	// Headers are extra request headers (OpenRouter's HTTP-Referer...).
 	Headers map[string]string
-	// Client sends the requests. Default: a client of its own on
-	// NewTransport (keep-alives, 256 idle connections per host, HTTP/2
-	// when the server offers it, no timeouts: the caller's ctx bounds each
-	// call). Pass one Client to several adapters to share connections. Its
-	// Timeout, if any, also bounds streams: leave it zero.
+	// Client's Transport sends the requests (http.DefaultTransport when
+	// it has none). Default: a client of its own on NewTransport
+	// (keep-alives, 256 idle connections per host, HTTP/2 when the server
+	// offers it, no timeouts: the caller's ctx bounds each call). Pass one
+	// Client to several adapters to share connections. Each request goes
+	// to the Transport as it is, as a reverse proxy sends it: the Client's
+	// Jar, CheckRedirect and Timeout are not used, and a redirect is not
+	// followed, since an API that answers a POST with 3xx has the wrong
+	// base URL (failure.BadConfig says so).
 	Client *http.Client
 	// StreamUsage asks every stream for usage (stream_options.include_usage)
 	// even when the caller did not, so that token budgets count real
@@ -86,7 +92,15 @@ type Options struct {
 type Client struct {
 	o   Options
 	url string
-	hc  *http.Client
+	u   *url.URL
+	// errURL is url as errors quote it: without a password.
+	errURL string
+	hc     *http.Client
+	rt     http.RoundTripper // hc's Transport
+	// headers are the request headers, for a whole answer ([0]) and a
+	// stream ([1]): the same at every call, so made once, and only read
+	// (a Transport does not change a request's Header).
+	headers [2]http.Header
 	// bufs holds *bytes.Buffer for reading answers; readers holds
 	// *sse.Reader for streams.
 	bufs    sync.Pool
@@ -101,6 +115,32 @@ func New(o Options) *Client {
 	}
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: NewTransport()}
+	}
+	c.rt = c.hc.Transport
+	if c.rt == nil {
+		c.rt = http.DefaultTransport
+	}
+	// A base URL that does not parse fails each call, as a request
+	// built from it would.
+	c.u, _ = url.Parse(c.url)
+	c.errURL = c.url
+	if c.u != nil {
+		c.errURL = c.u.Redacted()
+	}
+	for i, accept := range []string{"application/json", "text/event-stream"} {
+		h := http.Header{"Content-Type": {"application/json"}, "Accept": {accept}}
+		switch {
+		case o.APIKey != "":
+			h["Authorization"] = []string{"Bearer " + o.APIKey}
+		case c.u != nil && c.u.User != nil:
+			// user:password@ in the base URL, as http.Client sends it.
+			pw, _ := c.u.User.Password()
+			h["Authorization"] = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(c.u.User.Username()+":"+pw))}
+		}
+		for k, v := range o.Headers {
+			h.Set(k, v)
+		}
+		c.headers[i] = h
 	}
 	c.bufs.New = func() any { return new(bytes.Buffer) }
 	c.readers.New = func() any { return sse.NewReader(nil, maxLine) }
@@ -159,25 +199,16 @@ func (c *Client) send(ctx context.Context, call provider.Call, stream bool) (*ht
 	}
 	n := req.TextLen()
 	body := openai.AppendRequest(make([]byte, 0, 512+n+n/8), call.Model, &req, call.Extra)
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	hr, err := c.request(ctx, body, stream)
 	if err != nil {
 		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("build request: %w", err))
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	if stream {
-		hr.Header.Set("Accept", "text/event-stream")
-	} else {
-		hr.Header.Set("Accept", "application/json")
-	}
-	if c.o.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.o.APIKey)
-	}
-	for k, v := range c.o.Headers {
-		hr.Header.Set(k, v)
-	}
-	resp, err := c.hc.Do(hr)
+	resp, err := c.rt.RoundTrip(hr)
 	if err != nil {
-		return nil, c.fail(call.Model, 0, nil, nil, err)
+		return nil, c.fail(call.Model, 0, nil, nil, &url.Error{Op: "Post", URL: c.errURL, Err: err})
+	}
+	if resp.Body == nil { // a RoundTripper of a test's may leave it
+		resp.Body = http.NoBody
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
@@ -188,6 +219,34 @@ func (c *Client) send(ctx context.Context, call provider.Call, stream bool) (*ht
 		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, buf.Bytes(), nil)
 	}
 	return resp, nil
+}
+
+// request is the POST of body for send: http.NewRequestWithContext's
+// request, less its costs at every call (parsing the URL, making the
+// headers) and, sent with the Transport's RoundTrip, less http.Client's
+// (a copy of the headers for redirects). The body is a *bytes.Reader, as
+// there: the Transport writes it with the headers in one write, and
+// GetBody lets it send it again on a keep-alive connection that turned
+// out closed.
+func (c *Client) request(ctx context.Context, body []byte, stream bool) (*http.Request, error) {
+	if c.u == nil || c.u.Host == "" {
+		_, err := url.Parse(c.url)
+		if err == nil {
+			err = fmt.Errorf("base URL %q has no host", c.o.BaseURL)
+		}
+		return nil, err
+	}
+	h := c.headers[0]
+	if stream {
+		h = c.headers[1]
+	}
+	r := &http.Request{
+		Method: http.MethodPost, URL: c.u, Host: strings.TrimSuffix(c.u.Host, ":"), Header: h,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
+		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+	}
+	return r.WithContext(ctx), nil
 }
 
 // flavorMistral is the flavor whose API takes "prefix": true on an

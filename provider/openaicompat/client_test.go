@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -343,5 +344,64 @@ func TestPrefixWireForm(t *testing.T) {
 				t.Error("the call's request was modified")
 			}
 		})
+	}
+}
+
+// TestRedirectIsNotFollowed: a base URL answered with a redirect is the
+// wrong one. The call fails with the 3xx, which the classifier reads as
+// a configuration error, and the address it points to is never called:
+// followed, it would get the prompt (and, on the same host, the key).
+func TestRedirectIsNotFollowed(t *testing.T) {
+	moved := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/chat/completions" {
+			moved <- struct{}{}
+			answer(w, 200, `{"choices":[{"message":{"role":"assistant","content":"moved"},"finish_reason":"stop"}]}`)
+			return
+		}
+		http.Redirect(w, r, "/v2/chat/completions", http.StatusPermanentRedirect)
+	}))
+	defer srv.Close()
+	c := New(Options{Name: "groq", Flavor: "groq", BaseURL: srv.URL + "/v1", APIKey: testKey})
+	defer c.CloseIdleConnections()
+	_, err := c.Chat(context.Background(), testCall())
+	ue := asUpstream(t, err)
+	if ue.Status != http.StatusPermanentRedirect {
+		t.Fatalf("Status = %d, want 308 (the redirect, not followed)", ue.Status)
+	}
+	if v := failure.Classify(err, time.Now()); v.Class != failure.BadConfig {
+		t.Errorf("class %v, want BadConfig: the base URL is wrong", v.Class)
+	}
+	select {
+	case <-moved:
+		t.Error("the redirect's target was called")
+	default:
+	}
+}
+
+// TestBasicAuthFromTheBaseURL: a base URL with user:password@ and no API
+// key (an Ollama behind a proxy that asks for it) is sent with Basic
+// authorization, as http.Client would send it, and its password is in no
+// error.
+func TestBasicAuthFromTheBaseURL(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+		http.Error(w, `{"error":{"message":"no"}}`, http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	base := strings.Replace(srv.URL, "http://", "http://ollama:hunter2@", 1) + "/v1"
+	c := New(Options{Name: "groq", Flavor: "groq", BaseURL: base})
+	defer c.CloseIdleConnections()
+	_, err := c.Chat(context.Background(), testCall())
+	asUpstream(t, err)
+	if a := <-got; a != "Basic b2xsYW1hOmh1bnRlcjI=" {
+		t.Errorf("Authorization = %q, want Basic ollama:hunter2", a)
+	}
+
+	srv.Close() // now a transport error, which quotes the URL
+	_, err = c.Chat(context.Background(), testCall())
+	if ue := asUpstream(t, err); ue.Status != 0 || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("transport error %q (status %d): want one without the password", err, ue.Status)
 	}
 }
