@@ -129,8 +129,11 @@ func (g *Gateway) gateFull() bool {
 // lets the request through.
 func (g *Gateway) admitted(ctx context.Context, p *quota.Pass) error {
 	err := g.budget.Commit(ctx, p)
+	if err == nil {
+		return nil // before le, which errors.As makes a heap allocation
+	}
 	var le *quota.LimitError
-	if err == nil || errors.As(err, &le) {
+	if errors.As(err, &le) {
 		return err
 	}
 	g.logger.Warn("caller limits: the state store did not answer; letting the request through", "err", err)

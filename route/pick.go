@@ -90,6 +90,12 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 		}
 	}
 	res, err := w.r.budget.Reserve(w.parent, rt, tokens, w.ch.Margin)
+	if err == nil {
+		t.res = res
+		return t, Skip{}, picked
+	}
+	// Declared here, not above: errors.As makes each a heap allocation
+	// where it is declared, and most picks have no error.
 	var ex *quota.SpentError
 	var le *quota.LimitError
 	switch {
@@ -102,7 +108,7 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 		return ticket{}, Skip{Route: rt.ID, Reason: "too large for its " + ex.Limit + " limit"}, notFitting
 	case errors.As(err, &ex):
 		return ticket{}, Skip{Route: rt.ID, Reason: spentReason(ex.Limit), Until: ex.Until}, noBudget
-	case err != nil:
+	default:
 		w.r.log.Warn("budget check failed; calling the route anyway", "route", rt.ID, "err", err)
 	}
 	t.res = res
