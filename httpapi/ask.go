@@ -189,7 +189,7 @@ func (s *Server) askStream(w http.ResponseWriter, r *http.Request, ch *config.Ch
 	}
 	defer ka.stop()
 	defer as.Close()
-	ev := &eventWriter{w: w, rc: http.NewResponseController(w), ka: ka}
+	ev := &eventWriter{w: w, ka: ka}
 	for {
 		c, err := as.Next()
 		if err == io.EOF {
@@ -215,7 +215,6 @@ func (s *Server) askStream(w http.ResponseWriter, r *http.Request, ch *config.Ch
 // eventWriter writes named SSE events between keep-alives.
 type eventWriter struct {
 	w  http.ResponseWriter
-	rc *http.ResponseController
 	ka *keepAlive
 }
 
@@ -227,7 +226,7 @@ func (e *eventWriter) send(name string, v any, flush bool) bool {
 		return false
 	}
 	if flush {
-		_ = e.rc.Flush()
+		_ = flushOut(e.w)
 	}
 	return true
 }

@@ -37,7 +37,6 @@ type keepAlive struct {
 	clock clock.Clock
 	every time.Duration
 	w     http.ResponseWriter
-	rc    *http.ResponseController
 	open  func() // writes the status and the SSE headers
 
 	last atomic.Int64 // when the caller was last written to, unix nanoseconds
@@ -54,7 +53,7 @@ func startKeepAlive(c clock.Clock, d time.Duration, w http.ResponseWriter, open 
 	if d <= 0 {
 		return nil
 	}
-	k := &keepAlive{clock: c, every: d, w: w, rc: http.NewResponseController(w), open: open}
+	k := &keepAlive{clock: c, every: d, w: w, open: open}
 	k.last.Store(c.Now().UnixNano())
 	k.mu.Lock()
 	k.timer = c.AfterFunc(d, k.tick)
@@ -82,7 +81,7 @@ func (k *keepAlive) tick() {
 	// A caller gone makes the write fail; the request's context ends the
 	// wait, and the handler stops the keep-alives as it returns.
 	if _, err := k.w.Write([]byte(keepAliveComment)); err == nil {
-		_ = k.rc.Flush()
+		_ = flushOut(k.w)
 	}
 	k.last.Store(k.clock.Now().UnixNano())
 	k.timer = k.clock.AfterFunc(k.every, k.tick)

@@ -44,7 +44,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 	}
 	defer ka.stop()
 	defer as.Close()
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), ka: ka, id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
+	sw := &sseWriter{w: w, ka: ka, id: chatID(as.RequestID), model: modelName(ch, as.Route), created: s.clock.Now().Unix(), pass: ch.Reasoning == "pass"}
 	sw.buf = s.getBuf()
 	defer s.putBuf(sw.buf)
 	sw.head = openai.AppendChunkHead(make([]byte, 0, 96+len(sw.id)+len(sw.model)), sw.id, sw.model, sw.created)
@@ -135,7 +135,6 @@ func (sw *sseWriter) end(think *openai.ThinkFilter, finish string, usage bool, a
 // lands inside an event.
 type sseWriter struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
 	ka      *keepAlive
 	buf     *[]byte
 	head    []byte // what every chunk begins with (openai.AppendChunkHead)
@@ -165,7 +164,7 @@ func (sw *sseWriter) chunk(c llm.Chunk, flush bool) bool {
 		}
 	}
 	if flush {
-		_ = sw.rc.Flush() // a writer that cannot flush still gets the bytes
+		_ = flushOut(sw.w) // a writer that cannot flush still gets the bytes
 	}
 	return true
 }
@@ -182,7 +181,7 @@ func (sw *sseWriter) write() bool {
 	if _, err := sw.w.Write(*sw.buf); err != nil {
 		return false
 	}
-	_ = sw.rc.Flush() // a writer that cannot flush still gets the bytes
+	_ = flushOut(sw.w) // a writer that cannot flush still gets the bytes
 	return true
 }
 
@@ -207,7 +206,7 @@ func (e errorEvents) Write(b []byte) (int, error) {
 	if _, err := e.w.Write(ev); err != nil {
 		return 0, err
 	}
-	_ = http.NewResponseController(e.w).Flush()
+	_ = flushOut(e.w)
 	return len(b), nil
 }
 

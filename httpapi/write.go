@@ -74,3 +74,13 @@ func (d *deadlineWriter) Flush() { _ = d.FlushError() }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// flushOut flushes w as http.ResponseController.Flush does, without making
+// one (an allocation) for each response that streams: w is the server's
+// *deadlineWriter, whose FlushError bounds the flush by the write timeout.
+func flushOut(w http.ResponseWriter) error {
+	if f, ok := w.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
+	return http.NewResponseController(w).Flush()
+}

@@ -30,9 +30,11 @@ type EventStream struct {
 	malformed  atomic.Int64
 
 	// Owned by the goroutine calling Next.
-	rd        *sse.Reader // nil once the stream has ended
-	queue     []llm.Chunk // chunks to return before reading on
-	err       error       // the terminal result, returned once queue is empty
+	rd        *sse.Reader  // nil once the stream has ended
+	queue     []llm.Chunk  // chunks to return before reading on
+	tail      [1]llm.Chunk // queue's array: end queues one chunk at most
+	lastUsage llm.Usage    // what the last chunk's Usage points to
+	err       error        // the terminal result, returned once queue is empty
 	think     openai.ThinkFilter
 	finished  bool // a finish_reason was seen
 	usage     llm.Usage
@@ -179,10 +181,13 @@ func (s *EventStream) end() {
 	var last llm.Chunk
 	last.Content, last.Reasoning = s.think.Flush()
 	if s.usageSeen {
-		u := s.usage
-		last.Usage = &u
+		s.lastUsage = s.usage
+		last.Usage = &s.lastUsage
 	}
 	if last.Content != "" || last.Reasoning != "" || last.Usage != nil {
+		if len(s.queue) == 0 {
+			s.queue = s.tail[:0] // the stream's own array, not a new one
+		}
 		s.queue = append(s.queue, last)
 	}
 	s.stop(io.EOF)
