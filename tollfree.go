@@ -78,7 +78,9 @@ type Options struct {
 	// persisted under Plan.DataDir. Pass a redisstore to share state between
 	// instances.
 	Store state.Store
-	// HTTPClient calls the providers. Default: each adapter's tuned client.
+	// HTTPClient's Transport calls the providers, each request as it is
+	// (its Jar, CheckRedirect and Timeout are not used; a redirect is
+	// not followed). Default: each adapter's tuned client.
 	HTTPClient *http.Client
 	// Logger receives operational messages (never prompts, answers or keys).
 	Logger *slog.Logger

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
@@ -271,5 +272,35 @@ func TestCapBody(t *testing.T) {
 		if len(got) > 0 && &got[0] == &in[0] {
 			t.Errorf("capBody(%d bytes) did not copy", tt.in)
 		}
+	}
+}
+
+// TestRedirectIsNotFollowed: a base URL answered with a redirect is the
+// wrong one; the call fails with the 3xx (a configuration error), and
+// the address it points to never gets the prompt.
+func TestRedirectIsNotFollowed(t *testing.T) {
+	moved := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/moved/") {
+			moved <- struct{}{}
+			w.Write([]byte(okAnswer))
+			return
+		}
+		http.Redirect(w, r, "/moved"+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	c := New(Options{Name: "gemini", BaseURL: srv.URL, APIKey: testKey, Client: srv.Client()})
+	_, err := c.Chat(context.Background(), simpleCall("gemini-2.5-flash"))
+	ue := asUpstream(t, err)
+	if ue.Status != http.StatusTemporaryRedirect {
+		t.Fatalf("Status = %d, want 307 (the redirect, not followed)", ue.Status)
+	}
+	if v := failure.Classify(err, time.Now()); v.Class != failure.BadConfig {
+		t.Errorf("class %v, want BadConfig: the base URL is wrong", v.Class)
+	}
+	select {
+	case <-moved:
+		t.Error("the redirect's target was called")
+	default:
 	}
 }

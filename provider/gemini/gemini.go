@@ -95,9 +95,13 @@ type Options struct {
 	APIKey string
 	// Headers are extra request headers, set before the key.
 	Headers map[string]string
-	// Client sends the requests. Default: a client of its own with a tuned
-	// transport shared by all of this Client's calls. It must have no
-	// Timeout shorter than a stream: deadlines come from ctx.
+	// Client's Transport sends the requests (http.DefaultTransport when it
+	// has none). Default: a client of its own with a tuned transport
+	// shared by all of this Client's calls. Each request goes to the
+	// Transport as it is: the Client's Jar, CheckRedirect and Timeout are
+	// not used (deadlines come from ctx), and a redirect is not followed,
+	// since an API that answers a POST with 3xx has the wrong base URL
+	// (failure.BadConfig says so).
 	Client *http.Client
 	// Secrets are scrubbed from every error body and transport error
 	// before the UpstreamError leaves the Client, so that a key the
@@ -113,6 +117,7 @@ type Client struct {
 	apiKey  string
 	headers map[string]string
 	hc      *http.Client
+	rt      http.RoundTripper // hc's Transport
 	secrets *secret.Set
 }
 
@@ -134,6 +139,10 @@ func New(o Options) *Client {
 	}
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: newTransport()}
+	}
+	c.rt = c.hc.Transport
+	if c.rt == nil {
+		c.rt = http.DefaultTransport
 	}
 	return c
 }
@@ -230,9 +239,12 @@ func (c *Client) post(ctx context.Context, call provider.Call, stream bool) (*ht
 	if c.apiKey != "" {
 		req.Header.Set("x-goog-api-key", c.apiKey)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
-		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("gemini: post: %w", err))
+		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("gemini: post: %w", &url.Error{Op: "Post", URL: req.URL.Redacted(), Err: err}))
+	}
+	if resp.Body == nil { // a RoundTripper of a test's may leave it
+		resp.Body = http.NoBody
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
