@@ -341,7 +341,7 @@ func (roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if !scriptLoading(cmd) {
+		if !scriptLoading(cmd) && !handshake(cmd) {
 			countTrip(ctx)
 		}
 		return err
@@ -352,7 +352,7 @@ func (roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, cmd := range cmds {
-			if scriptLoading(cmd) {
+			if scriptLoading(cmd) || handshake(cmd) {
 				return err
 			}
 		}
@@ -365,6 +365,20 @@ func (roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // one the server refused for not knowing its script.
 func scriptLoading(cmd redis.Cmder) bool {
 	return cmd.Name() == "script" || redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT")
+}
+
+// handshake reports a command of a new connection's setup: go-redis
+// sends HELLO, then CLIENT SETINFO in a pipeline (and AUTH, SELECT when
+// configured) under the context of the call that needed the connection,
+// so a call that found no idle connection in the pool saw them as its own.
+// They are paid once a connection, not a call's round trips (a test that
+// counted them failed about one run in 30).
+func handshake(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "client", "auth", "select":
+		return true
+	}
+	return false
 }
 
 var _ redis.Hook = roundTrips{}
