@@ -364,7 +364,8 @@ func (b *Book) Leave(ctx context.Context, p *Pass, used int, usageKnown bool) er
 	buf := addBufs.Get().(*addBuf)
 	defer addBufs.Put(buf)
 	adds := buf[:0]
-	for i, c := range e.checks {
+	for i := range e.checks {
+		c := &e.checks[i] // not a copy: a check is 120 bytes
 		sp := e.spends[i] // Limit kept: see giveBack
 		switch {
 		case c.concurrent:
