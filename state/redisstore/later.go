@@ -322,18 +322,22 @@ type roundTrips struct{}
 type tripsKey struct{}
 
 // CountRoundTrips returns ctx carrying n: every command or pipeline sent to
-// Redis under it (or a context made from it) adds 1 to n. What a server
-// that does not know a script yet costs once (the refused EVALSHA, the
-// SCRIPT LOAD) is not counted: it is no request's. Tests count what one
-// request costs with it.
+// Redis under it (or a context made from it) adds 1 to n. What is no
+// request's own is not counted: what a server that does not know a script
+// yet costs once (the refused EVALSHA, the SCRIPT LOAD), and a new
+// connection's handshake (go-redis sends HELLO, then CLIENT SETINFO in a
+// pipeline, and AUTH and SELECT when configured, under the context of the
+// call that found no idle connection; a test that counted them failed
+// about one run in 30). Tests count what one request costs with it.
 func CountRoundTrips(ctx context.Context, n *atomic.Int64) context.Context {
 	return context.WithValue(ctx, tripsKey{}, n)
 }
 
-func countTrip(ctx context.Context) {
-	if n, ok := ctx.Value(tripsKey{}).(*atomic.Int64); ok {
-		n.Add(1)
-	}
+// tripCounter is the counter ctx carries, nil for none: the hooks look
+// at the commands only then.
+func tripCounter(ctx context.Context) *atomic.Int64 {
+	n, _ := ctx.Value(tripsKey{}).(*atomic.Int64)
+	return n
 }
 
 func (roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -341,8 +345,8 @@ func (roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if !scriptLoading(cmd) && !handshake(cmd) {
-			countTrip(ctx)
+		if n := tripCounter(ctx); n != nil && counted(cmd) {
+			n.Add(1)
 		}
 		return err
 	}
@@ -351,34 +355,27 @@ func (roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
+		n := tripCounter(ctx)
+		if n == nil {
+			return err
+		}
 		for _, cmd := range cmds {
-			if scriptLoading(cmd) || handshake(cmd) {
+			if !counted(cmd) {
 				return err
 			}
 		}
-		countTrip(ctx)
+		n.Add(1)
 		return err
 	}
 }
 
-// scriptLoading reports a command of a script's loading: SCRIPT LOAD, or
-// one the server refused for not knowing its script.
-func scriptLoading(cmd redis.Cmder) bool {
-	return cmd.Name() == "script" || redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT")
-}
-
-// handshake reports a command of a new connection's setup: go-redis
-// sends HELLO, then CLIENT SETINFO in a pipeline (and AUTH, SELECT when
-// configured) under the context of the call that needed the connection,
-// so a call that found no idle connection in the pool saw them as its own.
-// They are paid once a connection, not a call's round trips (a test that
-// counted them failed about one run in 30).
-func handshake(cmd redis.Cmder) bool {
+// counted reports whether cmd is a request's own (see CountRoundTrips).
+func counted(cmd redis.Cmder) bool {
 	switch cmd.Name() {
-	case "hello", "client", "auth", "select":
-		return true
+	case "script", "hello", "client", "auth", "select":
+		return false
 	}
-	return false
+	return !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT")
 }
 
 var _ redis.Hook = roundTrips{}
