@@ -127,7 +127,7 @@ func (t *tuner) tune(live uint64) {
 }
 
 func (t *tuner) tuneLocked(live uint64) {
-	p := Percent(t.floor, live)
+	p := gogcFor(t.floor, live)
 	// A move of less than 5 is not worth the heap lock, but the way
 	// back to 100 is always taken: above the floor, Go's own goal.
 	if d := p - t.percent; d > -5 && d < 5 && p != 100 {
@@ -143,21 +143,18 @@ func (t *tuner) set(p int) {
 	}
 }
 
-// Percent is the GOGC that makes the goal of a heap with live bytes live
+// gogcFor is the GOGC that makes the goal of a heap with live bytes live
 // max(floor, 2·live): 100·(floor/live − 1), between 100 and
 // 100·floor/4 MB (above which Go's own minimum, 4 MB·GOGC/100, would
 // pass floor).
-func Percent(floor, live uint64) int {
+func gogcFor(floor, live uint64) int {
 	most := int(100 * floor / goMinimum)
 	if live == 0 {
 		return most
 	}
-	p := 100*floor/live - 100
-	switch {
-	case 100*floor/live < 200:
+	ratio := int(100 * floor / live) // 100·floor/live: at least 200 below the floor
+	if ratio < 200 {
 		return 100
-	case p > uint64(most):
-		return most
 	}
-	return int(p)
+	return min(ratio-100, most)
 }

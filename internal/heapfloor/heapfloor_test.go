@@ -12,7 +12,7 @@ import (
 
 const mb = 1 << 20
 
-func TestPercentMakesTheGoalTheFloorOrTwiceTheLiveHeap(t *testing.T) {
+func TestGOGCForMakesTheGoalTheFloorOrTwiceTheLiveHeap(t *testing.T) {
 	for _, tc := range []struct {
 		live uint64
 		want int
@@ -25,9 +25,9 @@ func TestPercentMakesTheGoalTheFloorOrTwiceTheLiveHeap(t *testing.T) {
 		{10 * mb, 100},
 		{1 << 40, 100},
 	} {
-		p := Percent(8*mb, tc.live)
+		p := gogcFor(8*mb, tc.live)
 		if p != tc.want {
-			t.Errorf("Percent(8 MB, %d) = %d, want %d", tc.live, p, tc.want)
+			t.Errorf("gogcFor(8 MB, %d) = %d, want %d", tc.live, p, tc.want)
 		}
 		// The goal Go makes of it: the larger of its minimum and
 		// live·(1+GOGC/100).
