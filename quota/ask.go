@@ -219,8 +219,8 @@ func (b *Book) asked(a Ask) (*enter, error) {
 	caller := b.names.of(callerPrefix, a.Caller, "")
 	if a.Owner {
 		// Owners count their hour and day, unchecked, as they always did.
-		e.add(check{scope: ScopeCaller, kind: KindHour, win: hourWindow(now), span: time.Hour}, caller.hour, 0, 1, a.Limits.PerHour > 0)
-		e.add(check{scope: ScopeCaller, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, caller.day, 0, 1, a.Limits.PerDay > 0)
+		e.add(check{scope: ScopeCaller, kind: KindHour, win: hourWindow(now), span: time.Hour}, caller.hour, caller.hHour, 0, 1, a.Limits.PerHour > 0)
+		e.add(check{scope: ScopeCaller, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, caller.day, caller.hDay, 0, 1, a.Limits.PerDay > 0)
 	} else {
 		e.scope(ScopeCaller, caller, a.Limits)
 		if a.Chain != "" && !a.ChainLimits.IsZero() {
@@ -230,7 +230,7 @@ func (b *Book) asked(a Ask) (*enter, error) {
 			e.scope(ScopeKey, b.names.of(keyPrefix, a.Key, ""), a.KeyLimits)
 		}
 	}
-	e.add(check{scope: ScopeSite, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, siteKey, site, 1, site > 0)
+	e.add(check{scope: ScopeSite, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, siteKey, siteKeyHash, site, 1, site > 0)
 	return e, nil
 }
 
@@ -276,16 +276,18 @@ func newEnter(now time.Time, lease time.Duration, tokens int64) *enter {
 // until it is no longer used (Pass.made, freed by Leave and Refund).
 func (e *enter) free() { enterPool.Put(e) }
 
-// add appends a spend of amount on key with limit when on; c.limit, when
-// not set, reports limit.
-func (e *enter) add(c check, key string, limit, amount int64, on bool) {
+// add appends a spend of amount on key (whose state.HashKey is h) with
+// limit when on; c.limit, when not set, reports limit.
+func (e *enter) add(c check, key string, h uint64, limit, amount int64, on bool) {
 	if !on {
 		return
 	}
 	if c.limit == 0 {
 		c.limit = limit
 	}
-	e.spends = append(e.spends, c.win.spend(key, limit, amount))
+	sp := c.win.spend(key, limit, amount)
+	sp.KeyHash = h
+	e.spends = append(e.spends, sp)
 	e.checks = append(e.checks, c)
 }
 
@@ -300,18 +302,18 @@ func (e *enter) scope(name string, key *scopeNames, l config.CallerLimits) {
 			mw := burstWindow(e.now, bu.Mute)
 			// Every request adds 1 to the mute counter; a mute's weight
 			// in the window refuses every request until it drops out.
-			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key.mute, muteWeight, 1, true)
+			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key.mute, key.hMute, muteWeight, 1, true)
 			// Another instance mutes with one add: checked against
 			// Redis every time, never from a share held here.
 			e.spends[len(e.spends)-1].Exact = true
 			c.mute = &mute{weight: mw.spend(key.mute, 0, muteWeight), win: mw}
 		}
-		e.add(c, key.burst, int64(bu.Count), 1, true)
+		e.add(c, key.burst, key.hBurst, int64(bu.Count), 1, true)
 	}
-	e.add(check{scope: name, kind: KindConcurrent, win: slidingWindow(e.now, e.lease, 2), concurrent: true}, key.conc, int64(l.Concurrent), 1, l.Concurrent > 0)
-	e.add(check{scope: name, kind: KindHour, win: hourWindow(e.now), span: time.Hour}, key.hour, int64(l.PerHour), 1, l.PerHour > 0)
-	e.add(check{scope: name, kind: KindDay, win: dayWindow(e.now), span: 24 * time.Hour}, key.day, int64(l.PerDay), 1, l.PerDay > 0)
-	e.add(check{scope: name, kind: KindTokens, win: dayWindow(e.now), span: 24 * time.Hour, tokens: true}, key.tokens, int64(l.TokensDay), e.tokens, l.TokensDay > 0)
+	e.add(check{scope: name, kind: KindConcurrent, win: slidingWindow(e.now, e.lease, 2), concurrent: true}, key.conc, key.hConc, int64(l.Concurrent), 1, l.Concurrent > 0)
+	e.add(check{scope: name, kind: KindHour, win: hourWindow(e.now), span: time.Hour}, key.hour, key.hHour, int64(l.PerHour), 1, l.PerHour > 0)
+	e.add(check{scope: name, kind: KindDay, win: dayWindow(e.now), span: 24 * time.Hour}, key.day, key.hDay, int64(l.PerDay), 1, l.PerDay > 0)
+	e.add(check{scope: name, kind: KindTokens, win: dayWindow(e.now), span: 24 * time.Hour, tokens: true}, key.tokens, key.hTokens, int64(l.TokensDay), e.tokens, l.TokensDay > 0)
 }
 
 func hourWindow(now time.Time) window { return slidingWindow(now, hourSlot, hourSlots) }

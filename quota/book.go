@@ -44,8 +44,12 @@ type Book struct {
 	anyLearned atomic.Bool
 
 	ledger ledger
-	spent  spentMemo  // the windows the Store refused lately (spent.go)
-	names  *nameCache // the counter names of the callers seen lately (names.go)
+	spent  spentMemo // the windows the Store refused lately (spent.go)
+	tmpls  tmplCache // each route's spends as of a second (template.go)
+	// learnedGen counts the changes to learned: a template made before
+	// the last change is made again.
+	learnedGen atomic.Uint64
+	names      *nameCache // the counter names of the callers seen lately (names.go)
 
 	refreshed atomic.Int64   // unix nanoseconds of the last read of the notes
 	wg        sync.WaitGroup // reads and writes of the notes
@@ -106,17 +110,36 @@ type Reservation struct {
 	// At is when the spend was made.
 	At time.Time
 
-	spends  []state.Spend // every window spent on, in buf while they fit
-	tokens  uint32        // bit i: spends[i] is a token window (Amount = Tokens)
+	// tmpl is the route's spends as Reserve made them, token windows
+	// at Tokens (see spend): shared with the other reservations of its
+	// second and never changed, so that a reservation is a hundred bytes,
+	// not the six spends' copy (issue 18, item 2).
+	tmpl    *spendTmpl
 	settled atomic.Bool
 	// prev, next and open link the reservation into its Book's ledger
 	// while it is in flight (inflight.go); the ledger's lock guards them.
 	prev, next *Reservation
 	open       bool
-	// buf holds a route's and its provider's usual windows: the four
-	// kinds always counted (requests and tokens a minute and a day), for
-	// each.
-	buf [2 * rph]state.Spend
+}
+
+// nSpends is how many windows res spent on.
+func (res *Reservation) nSpends() int { return res.tmpl.n }
+
+// spend returns the i-th window res spent on, with what it spent.
+func (res *Reservation) spend(i int) state.Spend {
+	sp := res.tmpl.spends[i]
+	if res.tmpl.tokens&(1<<i) != 0 {
+		sp.Amount = int64(res.Tokens)
+	}
+	return sp
+}
+
+// appendSpends appends res's spends to dst.
+func (res *Reservation) appendSpends(dst []state.Spend) []state.Spend {
+	for i := range res.tmpl.n {
+		dst = append(dst, res.spend(i))
+	}
+	return dst
 }
 
 // scope is the route or its provider: a key prefix (the text of its
@@ -129,15 +152,16 @@ type scope struct {
 	limits   config.Limits
 	reset    config.Reset
 	names    *[nKinds]string
+	hashes   *[nKinds]uint64 // each name's state.HashKey
 }
 
 func scopes(r *config.Route) (s [2]scope, n int) {
 	// The text of rest.RouteKey(r.ID) is r.ID itself. An array, not a
 	// slice: Reserve's scopes stay on its stack.
 	rn := routeNamesOf(r)
-	s[0] = scope{key: r.ID, limits: r.Limits, reset: r.Reset, names: &rn.counters[0]}
+	s[0] = scope{key: r.ID, limits: r.Limits, reset: r.Reset, names: &rn.counters[0], hashes: &rn.hashes[0]}
 	if p := r.Provider; p != nil {
-		s[1] = scope{key: rn.provider, provider: true, limits: p.Limits, reset: p.Reset, names: &rn.counters[1]}
+		s[1] = scope{key: rn.provider, provider: true, limits: p.Limits, reset: p.Reset, names: &rn.counters[1], hashes: &rn.hashes[1]}
 		return s, 2
 	}
 	return s, 1
@@ -150,6 +174,7 @@ func scopes(r *config.Route) (s [2]scope, n int) {
 type routeNames struct {
 	provider string
 	counters [2][nKinds]string
+	hashes   [2][nKinds]uint64 // each counter's state.HashKey
 }
 
 type routeNamesKey struct{ route, provider string }
@@ -179,6 +204,8 @@ func routeNamesOf(r *config.Route) *routeNames {
 	for kd := kind(0); kd < nKinds; kd++ {
 		n.counters[0][kd] = counterKey(r.ID, kd)
 		n.counters[1][kd] = counterKey(n.provider, kd)
+		n.hashes[0][kd] = state.HashKey(n.counters[0][kd])
+		n.hashes[1][kd] = state.HashKey(n.counters[1][kd])
 	}
 	routeNameCache.mu.Lock()
 	defer routeNameCache.mu.Unlock()
@@ -272,60 +299,27 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		}
 		return nil, spent
 	}
-	scArr, nsc := scopes(r)
-	sc := scArr[:nsc]
-	// The windows to spend on: counted first, so that spends is made
-	// once, at its size; which scope and kind each is, on the stack.
-	n := 0
-	for _, s := range sc {
-		for k := kind(0); k < nKinds; k++ {
-			if k.counted(s.limits) {
-				n++
-			}
-		}
-	}
-	type meta struct {
-		s uint8 // index in sc
-		k kind
-	}
-	var metas [2 * nKinds]meta
+	t := b.template(r, margin, now) // template.go
 	// In flight before the store counts it: an Observe meanwhile then
 	// counts it twice (high, and set right by the next response) rather
-	// than not at all. One allocation: the spends are in res while they
-	// fit.
-	res := &Reservation{Route: r.ID, Tokens: tokens, At: now}
-	spends := res.buf[:0]
-	if n > len(res.buf) {
-		spends = make([]state.Spend, 0, n)
-	}
-	for si, s := range sc {
-		for k := kind(0); k < nKinds; k++ {
-			if !k.counted(s.limits) {
-				continue
-			}
-			w := windowFor(k, s.reset, now)
-			amount := int64(1)
-			if k.tokens() {
-				amount = int64(tokens)
-			}
-			limit := allowed(b.limit(s, k, now), margin)
-			metas[len(spends)] = meta{uint8(si), k}
-			spends = append(spends, w.spend(s.names[k], limit, amount))
-		}
-	}
-	res.spends = spends
+	// than not at all.
+	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, tmpl: t}
 	b.ledger.opened(res)
+	var spends []state.Spend
 	var failed int
 	var err error
 	if e == nil {
+		buf := addBufs.Get().(*addBuf)
+		defer addBufs.Put(buf)
+		spends = res.appendSpends(buf[:0])
 		failed, err = b.store.Spend(ctx, spends)
 	} else {
 		must := len(e.spends)
 		// The caller's spends then the route's, in a buffer that goes back
 		// to e's pool with e: SpendSplit keeps none of them.
-		all := append(append(e.all[:0], e.spends...), spends...)
+		all := res.appendSpends(append(e.all[:0], e.spends...))
 		failed, err = b.split.SpendSplit(ctx, all, must)
-		e.all = all
+		e.all, spends = all, all[must:]
 		switch {
 		case err != nil:
 			// The caller goes through counting nothing, as with Enter.
@@ -348,8 +342,9 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	}
 	if failed >= 0 && failed < len(spends) {
 		b.ledger.closed(res)
-		m := metas[failed]
-		s := sc[m.s]
+		m := t.metas[failed]
+		scArr, _ := scopes(r)
+		s := scArr[m.s]
 		w := windowFor(m.k, s.reset, now)
 		e := &SpentError{Route: r.ID, Limit: limitName(s, m.k)}
 		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], w)
@@ -359,13 +354,6 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		}
 		b.noteSpent(r, s, m.k, spends[failed], e, gens, now) // spent.go
 		return nil, e
-	}
-	// The token windows, Settle's to correct: tpm and tpd always, the
-	// hour and month where counted.
-	for i := range spends {
-		if metas[i].k.tokens() {
-			res.tokens |= 1 << i
-		}
 	}
 	return res, nil
 }
@@ -441,14 +429,18 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 		return nil
 	}
 	delta := int64(used) - int64(res.Tokens)
-	if delta == 0 || res.tokens == 0 {
+	// The token windows: tpm and tpd always, the hour and month where
+	// counted.
+	t := res.tmpl
+	if delta == 0 || t.tokens == 0 {
 		return nil
 	}
 	buf := addBufs.Get().(*addBuf)
 	defer addBufs.Put(buf)
 	adds := buf[:0]
-	for i, sp := range res.spends {
-		if res.tokens&(1<<i) != 0 {
+	for i := range t.n {
+		if t.tokens&(1<<i) != 0 {
+			sp := t.spends[i]
 			sp.Amount = delta // Limit kept: see giveBack
 			adds = append(adds, sp)
 		}

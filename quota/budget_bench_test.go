@@ -23,7 +23,7 @@ func BenchmarkRequestBudgets(b *testing.B) {
 	defer st.Close()
 	book := New(Options{Store: st, Clock: clk})
 	p := &config.Provider{Name: "mock", Limits: config.Limits{RPM: 1e8, RPD: 1e9}}
-	r := &config.Route{ID: "mock/gpt-4o-mini", Provider: p, Limits: config.Limits{RPM: 1e8, RPD: 1e9, TPM: 1e9, TPD: 1e9}}
+	r := &config.Route{ID: "mock/gpt-4o-mini", Provider: p, Limits: config.Limits{RPM: 1e8, RPD: 1e9, TPM: 1e12, TPD: 1e12}}
 	ask := Ask{Caller: "ip:127.0.0.1", Limits: config.CallerLimits{PerHour: 1e8, PerDay: 1e9, TokensDay: 1e12, Concurrent: 1e4}, SiteDay: 1e9, Tokens: 700}
 	ctx := context.Background()
 	b.ReportAllocs()

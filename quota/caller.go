@@ -2,6 +2,8 @@ package quota
 
 import (
 	"time"
+
+	"github.com/tollfree/tollfree/state"
 )
 
 // Caller windows: a sliding hour of six 10-minute slots, and a rolling day
@@ -13,3 +15,6 @@ const (
 	hourSlots = 6
 	siteKey   = "site|day"
 )
+
+// siteKeyHash is siteKey's state.HashKey, for Spend.KeyHash.
+var siteKeyHash = state.HashKey(siteKey)

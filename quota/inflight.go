@@ -99,7 +99,8 @@ func (l *ledger) unseen(spends []state.Spend, now time.Time) []int64 {
 			res = next
 			continue
 		}
-		for _, rs := range res.spends {
+		for j := range res.nSpends() {
+			rs := res.spend(j)
 			for i, sp := range spends {
 				if rs.Key == sp.Key && inWindow(sp, rs.Slot) {
 					out[i] += rs.Amount

@@ -14,8 +14,8 @@ func TestLedgerCountsWhatIsInFlight(t *testing.T) {
 	l := newLedger()
 	win := state.Spend{Key: "m|tpm", Slot: 100, Slots: 13}
 	open := func(at time.Time, amount int64) *Reservation {
-		res := &Reservation{At: at}
-		res.spends = append(res.buf[:0], state.Spend{Key: "m|tpm", Slot: 100, Amount: amount})
+		res := &Reservation{At: at, Tokens: int(amount), tmpl: &spendTmpl{n: 1, tokens: 1}}
+		res.tmpl.spends[0] = state.Spend{Key: "m|tpm", Slot: 100}
 		l.opened(res)
 		return res
 	}

@@ -63,6 +63,7 @@ func (b *Book) noteLearnedLocked(key learnKey, limit int64, now time.Time) {
 		b.wg.Go(func() { b.saveLimit(key, limitNote{Limit: limit, Seen: now}) })
 	}
 	b.learned[key] = l
+	b.learnedGen.Add(1)
 	b.anyLearned.Store(true)
 }
 
@@ -101,6 +102,7 @@ func (b *Book) loadLearned() {
 		}
 		if old, had := b.learned[k]; !had || n.Seen.After(old.seen) {
 			b.learned[k] = learnedLimit{limit: n.Limit, seen: n.Seen, saved: n.Seen}
+			b.learnedGen.Add(1)
 			b.anyLearned.Store(true)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync/atomic"
+
+	"github.com/tollfree/tollfree/state"
 )
 
 // The counters of a caller scope are named from a hash of its raw ids (a
@@ -25,6 +27,8 @@ type scopeNames struct {
 
 	base                                 string // prefix and the ids' hash
 	mute, burst, conc, hour, day, tokens string // base and each window's suffix
+	// each name's state.HashKey, for Spend.KeyHash
+	hMute, hBurst, hConc, hHour, hDay, hTokens uint64
 }
 
 // namesSlots is the number of scopes nameCache keeps: a power of two.
@@ -99,8 +103,11 @@ func makeNames(prefix, id, id2 string) *scopeNames {
 		}
 		return all[start:ends[i]]
 	}
-	return &scopeNames{
+	n := &scopeNames{
 		prefix: prefix, id: id, id2: id2, base: base,
 		mute: cut(0), burst: cut(1), conc: cut(2), hour: cut(3), day: cut(4), tokens: cut(5),
 	}
+	n.hMute, n.hBurst, n.hConc = state.HashKey(n.mute), state.HashKey(n.burst), state.HashKey(n.conc)
+	n.hHour, n.hDay, n.hTokens = state.HashKey(n.hour), state.HashKey(n.day), state.HashKey(n.tokens)
+	return n
 }

@@ -41,7 +41,19 @@ func (f *fakeStore) addLocked(sp state.Spend) {
 	m[sp.Slot] += sp.Amount
 }
 
+// checkHashes panics on a spend whose KeyHash is set and is not its Key's
+// (state.Spend): every test through fakeStore checks the names' hashes
+// the Book keeps.
+func checkHashes(spends []state.Spend) {
+	for _, sp := range spends {
+		if sp.KeyHash != 0 && sp.KeyHash != state.HashKey(sp.Key) {
+			panic(fmt.Sprintf("spend on %q carries KeyHash %#x, want %#x", sp.Key, sp.KeyHash, state.HashKey(sp.Key)))
+		}
+	}
+}
+
 func (f *fakeStore) Spend(ctx context.Context, spends []state.Spend) (int, error) {
+	checkHashes(spends)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.spends++
@@ -60,6 +72,7 @@ func (f *fakeStore) Spend(ctx context.Context, spends []state.Spend) (int, error
 }
 
 func (f *fakeStore) Add(ctx context.Context, spends []state.Spend) error {
+	checkHashes(spends)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -72,6 +85,7 @@ func (f *fakeStore) Add(ctx context.Context, spends []state.Spend) error {
 }
 
 func (f *fakeStore) Sums(ctx context.Context, spends []state.Spend) ([]int64, error) {
+	checkHashes(spends)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {

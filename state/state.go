@@ -27,6 +27,7 @@ package state
 import (
 	"context"
 	"errors"
+	"math/bits"
 	"time"
 )
 
@@ -51,6 +52,50 @@ type Spend struct {
 	// window an instance holds (see redisstore's shares): for a counter
 	// that another instance may fill at once, as a caller's mute is.
 	Exact bool
+	// KeyHash is HashKey(Key), or 0 when its maker did not work it out. A
+	// Store that names counters by that hash (memstore) uses it rather
+	// than hash Key again: the quota package keeps the names it counts on
+	// at every request with their hashes. Any other value is a
+	// programmer error, and counts on another counter.
+	KeyHash uint64
+}
+
+// HashKey returns the 64-bit hash of a counter's key that a Store may name
+// it by (memstore does, in memory and in its counters file): 8 bytes at a
+// time, then a finalizer, never 0. It is part of memstore's file format:
+// changing it loses the single-slot counts of a running site at the next
+// upgrade.
+func HashKey(key string) uint64 {
+	const k1, k2 = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F
+	h := uint64(len(key)) * k1
+	word := func(i int) uint64 {
+		return uint64(key[i]) | uint64(key[i+1])<<8 | uint64(key[i+2])<<16 | uint64(key[i+3])<<24 |
+			uint64(key[i+4])<<32 | uint64(key[i+5])<<40 | uint64(key[i+6])<<48 | uint64(key[i+7])<<56
+	}
+	i := 0
+	for ; i+8 <= len(key); i += 8 {
+		h = bits.RotateLeft64((h^word(i))*k1, 31) * k2
+	}
+	if i < len(key) {
+		var w uint64
+		if len(key) >= 8 {
+			w = word(len(key) - 8) // the last 8 bytes, overlapping the ones before
+		} else {
+			for j := len(key) - 1; j >= 0; j-- {
+				w = w<<8 | uint64(key[j])
+			}
+		}
+		h = bits.RotateLeft64((h^w)*k1, 31) * k2
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	if h == 0 {
+		h = 1
+	}
+	return h
 }
 
 // Rest is a route or provider skipped until a time, as a Store keeps it.

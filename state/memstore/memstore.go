@@ -353,7 +353,7 @@ func (s *Store) spend(spends []state.Spend, must int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
-		refs = append(refs, s.lookupLocked(spends[i].Key, now))
+		refs = append(refs, s.lookupLocked(&spends[i], now))
 	}
 	if i := s.firstOverLocked(spends[:must], refs, now); i >= 0 {
 		return i
@@ -393,7 +393,7 @@ func (s *Store) Add(_ context.Context, spends []state.Spend) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
-		s.addLocked(&spends[i], s.lookupLocked(spends[i].Key, now), now)
+		s.addLocked(&spends[i], s.lookupLocked(&spends[i], now), now)
 	}
 	return nil
 }
@@ -406,9 +406,9 @@ type ref struct {
 	l loc
 }
 
-// lookupLocked finds key's counter. s.mu must be held.
-func (s *Store) lookupLocked(key string, now int64) ref {
-	h := hashKey(key)
+// lookupLocked finds sp.Key's counter. s.mu must be held.
+func (s *Store) lookupLocked(sp *state.Spend, now int64) ref {
+	h := hashOf(sp)
 	if c := s.counters[h]; c != nil {
 		return ref{c: c, h: h}
 	}
@@ -504,7 +504,7 @@ func (s *Store) Sums(_ context.Context, spends []state.Spend) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range spends {
-		out[i] = s.sumLocked(&spends[i], s.lookupLocked(spends[i].Key, now), now)
+		out[i] = s.sumLocked(&spends[i], s.lookupLocked(&spends[i], now), now)
 	}
 	return out, nil
 }

@@ -308,3 +308,32 @@ func BenchmarkSpend(b *testing.B) {
 		})
 	})
 }
+
+// A spend that carries its key's hash (Spend.KeyHash, as the quota package
+// sends them) counts on the same counter as one that does not, small and
+// full counters alike, and survives a restart under the same name.
+func TestKeyHashNamesTheSameCounter(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewFake(t0)
+	s := open(t, Options{Dir: dir, Clock: clk})
+	hashed := func(sp state.Spend) state.Spend {
+		sp.KeyHash = state.HashKey(sp.Key)
+		return sp
+	}
+	mustSpend(t, s, rpm(100, 0, 2), hashed(rpd(0, 0, 3)))
+	mustSpend(t, s, hashed(rpm(100, 0, 1)), rpd(0, 0, 1))
+	mustSpend(t, s, hashed(rpm(101, 0, 5))) // a second slot: a full counter
+	if err := s.Add(context.Background(), []state.Spend{hashed(rpd(0, 0, -2))}); err != nil {
+		t.Fatal(err)
+	}
+	checkSums(t, s, []int64{8, 2}, rpm(101, 0, 0), rpd(0, 0, 0))
+	checkSums(t, s, []int64{8, 2}, hashed(rpm(101, 0, 0)), hashed(rpd(0, 0, 0)))
+	if failed, err := s.Spend(context.Background(), []state.Spend{hashed(rpd(0, 3, 2))}); err != nil || failed != 0 {
+		t.Errorf("a hashed spend past the limit the unhashed ones filled: Spend = %d, %v; want 0, nil", failed, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, Options{Dir: dir, Clock: clk})
+	checkSums(t, s2, []int64{8, 2}, rpm(101, 0, 0), hashed(rpd(0, 0, 0)))
+}

@@ -3,6 +3,8 @@ package memstore
 import (
 	"math"
 	"math/bits"
+
+	"github.com/tollfree/tollfree/state"
 )
 
 // A site with a million visitors a day holds two or more counters for each
@@ -20,41 +22,18 @@ import (
 // one in a million, and a collision only makes a limit stricter for the two
 // counters involved, never looser.
 
-// hashKey returns the 64-bit hash that names key in the table and in the
-// counters file: 8 bytes at a time, then a finalizer, never 0 (0 marks an
-// empty entry). It is part of the file format: changing it loses the
-// single-slot counts of a running site at the next upgrade.
-func hashKey(key string) uint64 {
-	const k1, k2 = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F
-	h := uint64(len(key)) * k1
-	word := func(i int) uint64 {
-		return uint64(key[i]) | uint64(key[i+1])<<8 | uint64(key[i+2])<<16 | uint64(key[i+3])<<24 |
-			uint64(key[i+4])<<32 | uint64(key[i+5])<<40 | uint64(key[i+6])<<48 | uint64(key[i+7])<<56
+// hashKey is state.HashKey: the hash that names a key in the table and
+// in the counters file.
+func hashKey(key string) uint64 { return state.HashKey(key) }
+
+// hashOf is sp.Key's hash: sp.KeyHash when its maker set it (the quota
+// package keeps the names it counts on with their hashes), else hashed
+// here.
+func hashOf(sp *state.Spend) uint64 {
+	if sp.KeyHash != 0 {
+		return sp.KeyHash
 	}
-	i := 0
-	for ; i+8 <= len(key); i += 8 {
-		h = bits.RotateLeft64((h^word(i))*k1, 31) * k2
-	}
-	if i < len(key) {
-		var w uint64
-		if len(key) >= 8 {
-			w = word(len(key) - 8) // the last 8 bytes, overlapping the ones before
-		} else {
-			for j := len(key) - 1; j >= 0; j-- {
-				w = w<<8 | uint64(key[j])
-			}
-		}
-		h = bits.RotateLeft64((h^w)*k1, 31) * k2
-	}
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	if h == 0 {
-		h = 1
-	}
-	return h
+	return state.HashKey(sp.Key)
 }
 
 // entry is one single-slot counter: 20 bytes, 4-byte aligned.
