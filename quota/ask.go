@@ -242,19 +242,21 @@ type mute struct {
 }
 
 // enter builds Enter's spends: in its own arrays while they fit (a caller
-// scope and the site's day take five). It is 1.5 KB, needed by every
+// scope and the site's day take five). It is 2 KB, needed by every
 // request with caller limits: once its spends are given back (Leave,
 // Refund), refused or dropped, it goes back to enterPool for the next
-// request (issue 18, item 2).
+// request (issue 18, item 2). On a SplitSpender, the first Reserve
+// appends the route's spends after the caller's, in sbuf while they fit
+// (a route and its provider usually spend on eight windows), so that
+// the call's spends are not copied.
 type enter struct {
 	now    time.Time
 	lease  time.Duration
 	tokens int64
 	spends []state.Spend
 	checks []check
-	sbuf   [8]state.Spend
+	sbuf   [8 + 2*rph]state.Spend
 	cbuf   [8]check
-	all    []state.Spend // reserve's, on a SplitSpender: kept from one use to the next
 }
 
 // enterPool holds the enters no request uses.

@@ -315,11 +315,11 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 		failed, err = b.store.Spend(ctx, spends)
 	} else {
 		must := len(e.spends)
-		// The caller's spends then the route's, in a buffer that goes back
-		// to e's pool with e: SpendSplit keeps none of them.
-		all := res.appendSpends(append(e.all[:0], e.spends...))
+		// The caller's spends then the route's, after them in e's buffer
+		// (enter): SpendSplit keeps none of them.
+		all := res.appendSpends(e.spends)
 		failed, err = b.split.SpendSplit(ctx, all, must)
-		e.all, spends = all, all[must:]
+		spends = all[must:]
 		switch {
 		case err != nil:
 			// The caller goes through counting nothing, as with Enter.
@@ -449,7 +449,12 @@ func (b *Book) Settle(ctx context.Context, res *Reservation, used int, usageKnow
 		return fmt.Errorf("quota: settle %s: %w", res.Route, err)
 	}
 	if delta < 0 {
-		b.forgetSpent(adds) // spent.go
+		for i := range t.n {
+			if t.tokens&(1<<i) != 0 {
+				b.spent.gens[t.metas[i].k].Add(1)
+			}
+		}
+		b.forgetMarks(adds) // spent.go
 	}
 	return nil
 }

@@ -193,6 +193,12 @@ func (b *Book) forgetSpent(lowered []state.Spend) {
 			b.spent.gens[k].Add(1)
 		}
 	}
+	b.forgetMarks(lowered)
+}
+
+// forgetMarks is forgetSpent once the generations of lowered's kinds were
+// counted (Settle knows them without reading the keys).
+func (b *Book) forgetMarks(lowered []state.Spend) {
 	// Most lowerings (nearly every Settle) touch no mark: look first.
 	if !b.spent.marks.Load().onAny(lowered) {
 		return
