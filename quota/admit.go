@@ -38,7 +38,7 @@ func (b *Book) Admit(ctx context.Context, a Ask) (*Pass, error) {
 	if b.split == nil || a.limitless() {
 		return b.Enter(ctx, a)
 	}
-	e, err := b.asked(a)
+	e, err := b.asked(&a)
 	if err != nil {
 		return nil, err
 	}

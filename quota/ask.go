@@ -172,7 +172,7 @@ func (b *Book) Enter(ctx context.Context, a Ask) (*Pass, error) {
 	if a.limitless() {
 		return &Pass{}, nil
 	}
-	e, err := b.asked(a)
+	e, err := b.asked(&a)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (a *Ask) limitless() bool {
 
 // asked builds the spends of a, or refuses it at once when the site's day
 // is all reserved for owners.
-func (b *Book) asked(a Ask) (*enter, error) {
+func (b *Book) asked(a *Ask) (*enter, error) {
 	now := b.clock.Now()
 	site := int64(a.SiteDay)
 	if !a.Owner && site > 0 {
@@ -219,8 +219,16 @@ func (b *Book) asked(a Ask) (*enter, error) {
 	caller := b.names.of(callerPrefix, a.Caller, "")
 	if a.Owner {
 		// Owners count their hour and day, unchecked, as they always did.
-		e.add(check{scope: ScopeCaller, kind: KindHour, win: hourWindow(now), span: time.Hour}, caller.hour, caller.hHour, 0, 1, a.Limits.PerHour > 0)
-		e.add(check{scope: ScopeCaller, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, caller.day, caller.hDay, 0, 1, a.Limits.PerDay > 0)
+		if a.Limits.PerHour > 0 {
+			w := hourWindow(now)
+			c := e.push(caller.hour, caller.hHour, 0, 1, &w)
+			c.scope, c.kind, c.span = ScopeCaller, KindHour, time.Hour
+		}
+		if a.Limits.PerDay > 0 {
+			w := dayWindow(now)
+			c := e.push(caller.day, caller.hDay, 0, 1, &w)
+			c.scope, c.kind, c.span = ScopeCaller, KindDay, 24*time.Hour
+		}
 	} else {
 		e.scope(ScopeCaller, caller, a.Limits)
 		if a.Chain != "" && !a.ChainLimits.IsZero() {
@@ -230,7 +238,11 @@ func (b *Book) asked(a Ask) (*enter, error) {
 			e.scope(ScopeKey, b.names.of(keyPrefix, a.Key, ""), a.KeyLimits)
 		}
 	}
-	e.add(check{scope: ScopeSite, kind: KindDay, win: dayWindow(now), span: 24 * time.Hour}, siteKey, siteKeyHash, site, 1, site > 0)
+	if site > 0 {
+		w := dayWindow(now)
+		c := e.push(siteKey, siteKeyHash, site, 1, &w)
+		c.scope, c.kind, c.span = ScopeSite, KindDay, 24*time.Hour
+	}
 	return e, nil
 }
 
@@ -278,19 +290,27 @@ func newEnter(now time.Time, lease time.Duration, tokens int64) *enter {
 // until it is no longer used (Pass.made, freed by Leave and Refund).
 func (e *enter) free() { enterPool.Put(e) }
 
-// add appends a spend of amount on key (whose state.HashKey is h) with
-// limit when on; c.limit, when not set, reports limit.
-func (e *enter) add(c check, key string, h uint64, limit, amount int64, on bool) {
-	if !on {
-		return
+// push appends a spend of amount on key (whose state.HashKey is h) with
+// limit in window w, and its check, which reports limit unless the caller
+// sets another: the caller fills in the rest of the check. Both are
+// written in place: a check is 120 bytes, and built on the stack and
+// copied, the checks of a caller's limits made the frames of every
+// request with caller limits kilobytes deep.
+func (e *enter) push(key string, h uint64, limit, amount int64, w *window) *check {
+	n := len(e.spends)
+	if n == cap(e.spends) || n == cap(e.checks) {
+		e.spends = append(e.spends, state.Spend{})[:n]
+		e.checks = append(e.checks, check{})[:n]
 	}
-	if c.limit == 0 {
-		c.limit = limit
-	}
-	sp := c.win.spend(key, limit, amount)
-	sp.KeyHash = h
-	e.spends = append(e.spends, sp)
-	e.checks = append(e.checks, c)
+	e.spends, e.checks = e.spends[:n+1], e.checks[:n+1]
+	sp := &e.spends[n]
+	sp.Key, sp.KeyHash, sp.Exact = key, h, false
+	sp.Slot, sp.Slots, sp.TTL = w.slot, w.slots, w.ttl
+	sp.Limit, sp.Amount = limit, amount
+	c := &e.checks[n]
+	*c = check{}
+	c.limit, c.win = limit, *w
+	return c
 }
 
 // scope adds the spends of limits l on the scope named name, whose
@@ -299,23 +319,42 @@ func (e *enter) add(c check, key string, h uint64, limit, amount int64, on bool)
 // in flight, the hour, the day and the tokens.
 func (e *enter) scope(name string, key *scopeNames, l config.CallerLimits) {
 	if bu := l.Burst; bu.Count > 0 {
-		c := check{scope: name, kind: KindBurst, win: burstWindow(e.now, bu.Within), span: bu.Within}
+		var m *mute
 		if bu.Mute > 0 {
 			mw := burstWindow(e.now, bu.Mute)
 			// Every request adds 1 to the mute counter; a mute's weight
 			// in the window refuses every request until it drops out.
-			e.add(check{scope: name, kind: KindBurst, limit: int64(bu.Count), win: mw, span: bu.Within}, key.mute, key.hMute, muteWeight, 1, true)
+			c := e.push(key.mute, key.hMute, muteWeight, 1, &mw)
+			c.scope, c.kind, c.limit, c.span = name, KindBurst, int64(bu.Count), bu.Within
 			// Another instance mutes with one add: checked against
 			// Redis every time, never from a share held here.
 			e.spends[len(e.spends)-1].Exact = true
-			c.mute = &mute{weight: mw.spend(key.mute, 0, muteWeight), win: mw}
+			m = &mute{weight: mw.spend(key.mute, 0, muteWeight), win: mw}
 		}
-		e.add(c, key.burst, key.hBurst, int64(bu.Count), 1, true)
+		bw := burstWindow(e.now, bu.Within)
+		c := e.push(key.burst, key.hBurst, int64(bu.Count), 1, &bw)
+		c.scope, c.kind, c.span, c.mute = name, KindBurst, bu.Within, m
 	}
-	e.add(check{scope: name, kind: KindConcurrent, win: slidingWindow(e.now, e.lease, 2), concurrent: true}, key.conc, key.hConc, int64(l.Concurrent), 1, l.Concurrent > 0)
-	e.add(check{scope: name, kind: KindHour, win: hourWindow(e.now), span: time.Hour}, key.hour, key.hHour, int64(l.PerHour), 1, l.PerHour > 0)
-	e.add(check{scope: name, kind: KindDay, win: dayWindow(e.now), span: 24 * time.Hour}, key.day, key.hDay, int64(l.PerDay), 1, l.PerDay > 0)
-	e.add(check{scope: name, kind: KindTokens, win: dayWindow(e.now), span: 24 * time.Hour, tokens: true}, key.tokens, key.hTokens, int64(l.TokensDay), e.tokens, l.TokensDay > 0)
+	if l.Concurrent > 0 {
+		w := slidingWindow(e.now, e.lease, 2)
+		c := e.push(key.conc, key.hConc, int64(l.Concurrent), 1, &w)
+		c.scope, c.kind, c.concurrent = name, KindConcurrent, true
+	}
+	if l.PerHour > 0 {
+		w := hourWindow(e.now)
+		c := e.push(key.hour, key.hHour, int64(l.PerHour), 1, &w)
+		c.scope, c.kind, c.span = name, KindHour, time.Hour
+	}
+	if l.PerDay > 0 {
+		w := dayWindow(e.now)
+		c := e.push(key.day, key.hDay, int64(l.PerDay), 1, &w)
+		c.scope, c.kind, c.span = name, KindDay, 24*time.Hour
+	}
+	if l.TokensDay > 0 {
+		w := dayWindow(e.now)
+		c := e.push(key.tokens, key.hTokens, int64(l.TokensDay), e.tokens, &w)
+		c.scope, c.kind, c.span, c.tokens = name, KindTokens, 24*time.Hour, true
+	}
 }
 
 func hourWindow(now time.Time) window { return slidingWindow(now, hourSlot, hourSlots) }

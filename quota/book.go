@@ -342,20 +342,28 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	}
 	if failed >= 0 && failed < len(spends) {
 		b.ledger.closed(res)
-		m := t.metas[failed]
-		scArr, _ := scopes(r)
-		s := scArr[m.s]
-		w := windowFor(m.k, s.reset, now)
-		e := &SpentError{Route: r.ID, Limit: limitName(s, m.k)}
-		e.Until, e.TooLarge, err = b.until(ctx, spends[failed], w)
-		if err != nil {
-			// The refusal stands; only its time is a guess.
-			e.Until = w.firstExpiry()
-		}
-		b.noteSpent(r, s, m.k, spends[failed], e, gens, now) // spent.go
-		return nil, e
+		return nil, b.spentAt(ctx, r, t, failed, spends[failed], gens, now)
 	}
 	return res, nil
+}
+
+// spentAt is the *SpentError of route r's window i (template t) that
+// refused sp at now, noted for the next Reserves (spent.go). Out of
+// reserve, so that its frame is not every reservation's.
+func (b *Book) spentAt(ctx context.Context, r *config.Route, t *spendTmpl, i int, sp state.Spend, gens spentGens, now time.Time) *SpentError {
+	m := t.metas[i]
+	scArr, _ := scopes(r)
+	s := scArr[m.s]
+	w := windowFor(m.k, s.reset, now)
+	e := &SpentError{Route: r.ID, Limit: limitName(s, m.k)}
+	var err error
+	e.Until, e.TooLarge, err = b.until(ctx, sp, w)
+	if err != nil {
+		// The refusal stands; only its time is a guess.
+		e.Until = w.firstExpiry()
+	}
+	b.noteSpent(r, s, m.k, sp, e, gens, now) // spent.go
+	return e
 }
 
 // limited reports whether route r or its provider has any limit at now,

@@ -94,11 +94,21 @@ func (b *Book) spentFor(r *config.Route, tokens int, margin float64, now time.Ti
 	for i := range g {
 		g[i] = b.spent.gens[i].Load()
 	}
+	if b.spent.marks.Load() == nil {
+		return nil, g // no route was ever refused: nothing to look up
+	}
+	return b.markedSpent(r, tokens, margin, now), g
+}
+
+// markedSpent is spentFor's refusal, when there are marks. Apart, so that
+// a mark's copy is on the stack only when there are marks: every
+// reservation's frames are that much shallower.
+func (b *Book) markedSpent(r *config.Route, tokens int, margin float64, now time.Time) *SpentError {
 	m, ok := b.markFor(r, tokens, margin, now)
 	if !ok {
-		return nil, g
+		return nil
 	}
-	return &SpentError{Route: r.ID, Limit: m.name, Until: m.until}, g
+	return &SpentError{Route: r.ID, Limit: m.name, Until: m.until}
 }
 
 // Spent reports, from what the Book remembers alone, that Reserve would

@@ -86,6 +86,13 @@ func (b *Book) template(r *config.Route, margin float64, now time.Time) *spendTm
 	if t := slot.p.Load(); t != nil && t.sec == sec && t.gen == gen && t.margin == margin {
 		return t
 	}
+	return b.makeTemplate(slot, r, margin, now, sec, gen)
+}
+
+// makeTemplate makes route r's template and keeps it in slot. Apart from
+// template, so that its frame (the scopes, the windows) is on the stack
+// once a second, not at every reservation.
+func (b *Book) makeTemplate(slot *tmplSlot, r *config.Route, margin float64, now time.Time, sec int64, gen uint64) *spendTmpl {
 	t := &spendTmpl{sec: sec, gen: gen, margin: margin}
 	scArr, nsc := scopes(r)
 	for si, s := range scArr[:nsc] {
