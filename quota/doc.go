@@ -28,7 +28,10 @@
 // day), turning on the 1st at midnight. The hour and the month are counted
 // only where a limit is configured: no header teaches them, and a route
 // without them costs nothing more. Caller
-// limits use a sliding hour (six 10-minute slots) and a rolling day.
+// limits use a sliding hour (six 10-minute slots) and a rolling day. Every
+// slot boundary and reset falls on a whole second, so a route's spends
+// (windows, limits, counter names and their hashes) are worked out once a
+// second and shared by that second's reservations (template.go).
 //
 // # Caller limits
 //
