@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/tollfree/tollfree/state"
 )
 
 // counters.json, version 2, is JSON lines: a header, then one line per
@@ -25,7 +27,7 @@ import (
 //	{"h":"9c1185a5c5e9fc54","s":[[494608,2,1764680400000000000]]}
 //
 // A "k" line names a full counter by its key; an "h" line a single-slot
-// counter of the compact table by its key's hash (hashKey), so a caller's
+// counter of the compact table by its key's hash (state.HashKey), so a caller's
 // id, already hashed by quota, is not even written hashed once. A slot is
 // [index, count, expiry in unix nanoseconds]. When the journal passes
 // twice the snapshot and a megabyte, the next flush writes the file whole
@@ -392,7 +394,7 @@ func (l *loader) record(line []byte) error {
 
 // fullLine sets the counter key to the live slots among ss.
 func (l *loader) fullLine(key string, ss [][3]int64) {
-	h := hashKey(key)
+	h := state.HashKey(key)
 	l.s.small.take(h, l.now)
 	c := &counter{key: key}
 	for _, sl := range ss {

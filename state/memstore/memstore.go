@@ -102,7 +102,7 @@ type Store struct {
 
 	mu sync.Mutex // guards counters, small, changed, changedSmall, rewrite, journal, snapshot, sweepAt, rests, restsGen, restsWritten, notes, notesDirty, the errors
 	// counters holds the counters that small cannot (more than one slot,
-	// or a value past 32 bits), by the same hash of their key (hashKey),
+	// or a value past 32 bits), by the same hash of their key (state.HashKey),
 	// so a Spend hashes each key once. A key is in counters or small,
 	// never both.
 	counters map[uint64]*counter

@@ -230,7 +230,7 @@ func TestPruneDropsExpiredSlots(t *testing.T) {
 func held(s *Store, key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h := hashKey(key)
+	h := state.HashKey(key)
 	if _, ok := s.counters[h]; ok {
 		return true
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/state"
 )
 
 // FuzzSnapshot loads fuzzed counters.json and rests.json. Open must either
@@ -85,7 +86,7 @@ func checkLoaded(t *testing.T, s *Store) {
 	defer s.mu.Unlock()
 	for h, c := range s.counters {
 		key := c.key
-		if hashKey(key) != h {
+		if state.HashKey(key) != h {
 			t.Fatalf("counter %q held under hash %x, not its key's", key, h)
 		}
 		if len(c.slots) == 0 {

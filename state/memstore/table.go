@@ -22,10 +22,6 @@ import (
 // one in a million, and a collision only makes a limit stricter for the two
 // counters involved, never looser.
 
-// hashKey is state.HashKey: the hash that names a key in the table and
-// in the counters file.
-func hashKey(key string) uint64 { return state.HashKey(key) }
-
 // hashOf is sp.Key's hash: sp.KeyHash when its maker set it (the quota
 // package keeps the names it counts on with their hashes), else hashed
 // here.
