@@ -2,7 +2,7 @@ package tollfree
 
 import (
 	"github.com/tollfree/tollfree/caller"
-	"github.com/tollfree/tollfree/gate"
+	"github.com/tollfree/tollfree/caller/gate"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // The polite retry of a blip (issue 13), end to end with the defaults

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // contentChain is a site chain with a week's cache and a search fallback

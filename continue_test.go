@@ -14,7 +14,7 @@ import (
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/state/memstore"
 )
 

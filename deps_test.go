@@ -37,12 +37,12 @@ func TestLibraryDependencies(t *testing.T) {
 // interface value. With go-redis in the binary that made it 25.0 MB
 // instead of 16.5 MB, and its resident pages under load 3-4 MB more
 // (issue 18, item 7). The status page is written without it
-// (internal/statuspage); this keeps it out of the command.
+// (status/page); this keeps it out of the command.
 func TestBinaryHasNoTextTemplate(t *testing.T) {
 	checkLeaks(t)
 	for _, dep := range deps(t, "./cmd/tollfree") {
 		if dep == "text/template" {
-			t.Error("cmd/tollfree imports text/template (through html/template?): write the page by hand, see internal/statuspage's doc")
+			t.Error("cmd/tollfree imports text/template (through html/template?): write the page by hand, see status/page's doc")
 		}
 	}
 }

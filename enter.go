@@ -12,7 +12,7 @@ import (
 
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
-	"github.com/tollfree/tollfree/gate"
+	"github.com/tollfree/tollfree/caller/gate"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/quota"
 )

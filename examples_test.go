@@ -17,7 +17,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // The examples under examples/ (issue 17), one for each kind of user of

@@ -6,7 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"io"
 	"log/slog"
 	"net/http"

@@ -16,7 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // Time to first token over HTTP (issue 13, item 3): a stream slower than

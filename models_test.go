@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // newcomerHarness serves emutest's answer and gem chains with Cerebras's

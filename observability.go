@@ -8,10 +8,10 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
-	"github.com/tollfree/tollfree/internal/admin"
-	"github.com/tollfree/tollfree/internal/stats"
-	"github.com/tollfree/tollfree/internal/statuspage"
-	"github.com/tollfree/tollfree/internal/widget"
+	"github.com/tollfree/tollfree/httpapi/admin"
+	"github.com/tollfree/tollfree/status/live"
+	"github.com/tollfree/tollfree/status/page"
+	"github.com/tollfree/tollfree/assistant/widget"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
 )
@@ -52,7 +52,7 @@ const (
 // on the request path beyond those counters; snapshots are worked out when
 // someone looks.
 type observability struct {
-	stats   *stats.Stats
+	stats   *live.Stats
 	status  *status.Source
 	metrics Metrics // nil without Options.Metrics
 }
@@ -62,7 +62,7 @@ var _ Observer = (*observability)(nil)
 // recorders returns what must see every attempt besides the call log
 // (live statistics, metrics). It runs before the router is built.
 func (g *Gateway) recorders(o *Options) []route.Recorder {
-	st := stats.New(o.Plan)
+	st := live.New(o.Plan)
 	src := status.New(status.Options{Plan: o.Plan, Store: g.store, Budget: g.budget, Stats: st, Clock: o.Clock})
 	g.obs = &observability{stats: st, status: src}
 	recs := []route.Recorder{st}
@@ -83,11 +83,11 @@ func (g *Gateway) handlers(o *Options) map[string]http.Handler {
 	if o.Plan.StatusPrivate {
 		allowed = httpapi.BearerCheck(append(slices.Clone(o.Plan.GatewayKeys), o.Plan.AdminToken)...)
 	}
-	page := statuspage.New(statuspage.Options{Status: g.obs.status, Logger: o.Logger, Authorized: allowed})
+	sp := page.New(page.Options{Status: g.obs.status, Logger: o.Logger, Authorized: allowed})
 	adm := admin.New(admin.Options{Plan: o.Plan, Store: g.store, Prober: g.router, Token: o.Plan.AdminToken, Clock: o.Clock, Logger: o.Logger})
 	h := map[string]http.Handler{
-		"/status":      page.HTML(),
-		"/status.json": page.JSON(),
+		"/status":      sp.HTML(),
+		"/status.json": sp.JSON(),
 		"/admin/":      adm,
 		widget.Path:    widget.Handler(), // the chat widget (issue 14)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/metrics"
+	"github.com/tollfree/tollfree/status/metrics"
 )
 
 // parityConfig has one chain per way a request can end. Each visitor may

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // readyzBody is what /readyz answers.

@@ -19,7 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/internal/testenv"
 )
 

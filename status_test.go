@@ -17,7 +17,7 @@ import (
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/metrics"
+	"github.com/tollfree/tollfree/status/metrics"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
 )

@@ -3,7 +3,7 @@ package tollfree_test
 import (
 	"testing"
 
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // startStack starts what newHarness starts, with the providers block given

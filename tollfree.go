@@ -57,7 +57,7 @@ import (
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/content"
-	"github.com/tollfree/tollfree/gate"
+	"github.com/tollfree/tollfree/caller/gate"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/internal/reqid"

@@ -11,8 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/tollfree/tollfree/internal/demo"
-	"github.com/tollfree/tollfree/internal/widget"
+	"github.com/tollfree/tollfree/tools/demo"
+	"github.com/tollfree/tollfree/assistant/widget"
 )
 
 // startAssistantDemo runs `tollfree demo -assistant` in the test (package

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/internal/figures"
+	"github.com/tollfree/tollfree/status/figures"
 )
 
 // Stats aggregates call-log records per route and per day (`tollfree log

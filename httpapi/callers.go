@@ -9,7 +9,7 @@ import (
 
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
-	"github.com/tollfree/tollfree/gate"
+	"github.com/tollfree/tollfree/caller/gate"
 	"github.com/tollfree/tollfree/quota"
 )
 

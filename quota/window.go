@@ -15,7 +15,7 @@ import (
 // window is summed over one slot more than that (windowFor): the current
 // slot has only begun, so twelve 5-second slots cover just the last 55 to
 // 60 seconds, and a request passed that a provider counting a true minute
-// refuses with a 429 (found by the day simulator, internal/sim: 20 TPM 429s in
+// refuses with a 429 (found by the day simulator, tools/sim: 20 TPM 429s in
 // seed 000's day). Thirteen slots cover 60 to 65 seconds, never less than the
 // provider's minute; 25 hourly slots likewise never less than its day.
 // The slots are 5 seconds, not 10 (issue 18): a route bound by its minute

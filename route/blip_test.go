@@ -9,7 +9,7 @@ import (
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // blipChains are the chains of the blip tests, with the defaults for

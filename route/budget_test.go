@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // TestHeadersKeepReservationsInFlight: rate-limit headers computed before

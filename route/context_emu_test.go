@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/llm"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // The first-token timeout (issue 13, item 3): a stream waits for its first

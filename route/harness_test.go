@@ -13,7 +13,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider/gemini"
 	"github.com/tollfree/tollfree/provider/openaicompat"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // tpmOnlyProviders is emutest.Providers with Groq's 70b model given no

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // Issue 10, item 1: a parameter the caller sent that a route does not take

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/provider/openaicompat"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/state"

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestExampleContent checks the demo's sample questions (internal/demo/questions.go)
+// TestExampleContent checks the demo's sample questions (tools/demo/questions.go)
 // against examples/content, the site the example config's search fallback
 // reads: each finds the page that answers it.
 func TestExampleContent(t *testing.T) {

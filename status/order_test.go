@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/internal/stats"
+	"github.com/tollfree/tollfree/status/live"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 )
@@ -14,7 +14,7 @@ import (
 // withStats gives the fixture's source live figures, and returns a function
 // that records an attempt of a route of class c, as the router does.
 func (f *fixture) withStats() func(routeID string, c failure.Class) {
-	st := stats.New(f.plan)
+	st := live.New(f.plan)
 	f.src = New(Options{Plan: f.plan, Store: f.store, Budget: f.book, Stats: st, Clock: f.clk})
 	return func(routeID string, c failure.Class) {
 		st.RecordAttempt(&route.Attempt{RequestID: "r", Chain: "answer", Route: routeID, Class: c, Start: f.clk.Now(), Latency: 3 * time.Second})

@@ -1,7 +1,7 @@
 // Package status owns the answer to "what is every chain, route and
 // provider doing right now": a Snapshot, worked out on demand from the plan,
 // the rests and pauses in the state store, the quota book's windows and the
-// live figures of package stats. The status page, /status.json, the admin
+// live figures of package live. The status page, /status.json, the admin
 // API's replies and the metrics' gauges are all read from it, so they never
 // disagree.
 //
@@ -16,7 +16,7 @@
 //	resting    an automatic rest of the route or its provider; until when
 //	           and why (the failure class)
 //	failing    nothing rests it, but most of its latest attempts failed:
-//	           at least 2 of its last stats.Lately judged ones, and more
+//	           at least 2 of its last live.Lately judged ones, and more
 //	           than half (Latest says how many, and how many of those lost
 //	           a hedge race in silence). A route that hangs on every call
 //	           but always loses the race to another is failing, not ready,
@@ -47,8 +47,8 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
-	figs "github.com/tollfree/tollfree/internal/figures"
-	"github.com/tollfree/tollfree/internal/stats"
+	figs "github.com/tollfree/tollfree/status/figures"
+	"github.com/tollfree/tollfree/status/live"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
@@ -96,7 +96,7 @@ type Options struct {
 	// Budget may be nil: no windows are shown.
 	Budget Budget
 	// Stats may be nil: no rates or latencies are shown.
-	Stats *stats.Stats
+	Stats *live.Stats
 	// Clock defaults to the wall clock.
 	Clock clock.Clock
 }
@@ -234,7 +234,7 @@ type Route struct {
 	Figures
 	Attempts uint64 `json:"attempts"`
 	OK       uint64 `json:"ok"`
-	// Latest counts its last stats.Lately judged attempts (absent before
+	// Latest counts its last live.Lately judged attempts (absent before
 	// the first): how many failed, and how many of those lost a hedge race
 	// in silence.
 	Latest *Latest `json:"latest,omitempty"`
@@ -262,7 +262,7 @@ type Route struct {
 	RescuedBy      map[string]uint64 `json:"rescued_by,omitempty"`
 }
 
-// Latest counts a route's latest judged attempts (stats.Latest).
+// Latest counts a route's latest judged attempts (live.Latest).
 type Latest struct {
 	Judged int `json:"judged"`
 	Failed int `json:"failed"`
@@ -469,7 +469,7 @@ func fromRoutes(pr *Provider, byID map[string]*Route) {
 	}
 }
 
-func figures(recent int, has bool, success, failover float64, lat stats.Latency) Figures {
+func figures(recent int, has bool, success, failover float64, lat live.Latency) Figures {
 	f := Figures{Recent: recent, P50MS: lat.P50.Milliseconds(), P95MS: lat.P95.Milliseconds(), Samples: lat.Samples}
 	if has {
 		f.SuccessRate, f.FailoverRate = &success, &failover

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	tfdemo "github.com/tollfree/tollfree/internal/demo"
+	tfdemo "github.com/tollfree/tollfree/tools/demo"
 )
 
 // demo runs the emulated free providers and the gateway in one process

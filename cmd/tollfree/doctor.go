@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/tollfree/tollfree/config"
-	tfdoctor "github.com/tollfree/tollfree/internal/doctor"
+	tfdoctor "github.com/tollfree/tollfree/tools/doctor"
 )
 
 // doctor validates the config, probes every enabled route with a tiny

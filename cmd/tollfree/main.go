@@ -25,7 +25,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/heapfloor"
-	"github.com/tollfree/tollfree/metrics"
+	"github.com/tollfree/tollfree/status/metrics"
 	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/status"
 )

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tollfree/tollfree/internal/sim"
+	"github.com/tollfree/tollfree/tools/sim"
 )
 
 // simulate runs `tollfree sim`: a day (or days) of traffic on a virtual

@@ -7,7 +7,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 const mb = 1 << 20

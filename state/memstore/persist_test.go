@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/internal/emutest"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/state"
 )
 

@@ -1,4 +1,4 @@
-// Package stats keeps the live figures of the status page: for each route
+// Package live keeps the live figures of the status page: for each route
 // and each chain, the outcomes and latencies of the most recent attempts and
 // requests, in fixed-size rings, so that recording costs a map lookup, a
 // lock and a few stores, never an allocation, and the percentiles are only
@@ -49,7 +49,7 @@
 // Rates and percentiles are over the last Window attempts of a route, or
 // requests of a chain; totals run since the start. Figures live in memory
 // and are per instance.
-package stats
+package live
 
 import (
 	"slices"
@@ -58,7 +58,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/internal/figures"
+	"github.com/tollfree/tollfree/status/figures"
 	"github.com/tollfree/tollfree/route"
 )
 

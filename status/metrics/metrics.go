@@ -25,7 +25,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/internal/figures"
+	"github.com/tollfree/tollfree/status/figures"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"

@@ -1,6 +1,6 @@
 // Package figures owns what tollfree's figures mean and how they are worked
 // out, so that the same word gives the same number wherever it is shown:
-// the live figures behind the status page and /status.json (internal/stats)
+// the live figures behind the status page and /status.json (status/live)
 // and the call log's summary per route and day (calllog.Stats, `tollfree
 // log stats`).
 //

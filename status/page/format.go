@@ -1,4 +1,4 @@
-package statuspage
+package page
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tollfree/tollfree/internal/figures"
+	"github.com/tollfree/tollfree/status/figures"
 	"github.com/tollfree/tollfree/status"
 )
 

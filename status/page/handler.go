@@ -1,4 +1,4 @@
-// Package statuspage serves the operator's view of a running gateway:
+// Package page serves the operator's view of a running gateway:
 // /status, an HTML page embedded in the binary (no build step, no external
 // asset), and /status.json, the status.Snapshot it is rendered from. The
 // page refreshes itself by fetching its own live part every few seconds
@@ -38,7 +38,7 @@
 // the process's resident memory under load 3-4 MB larger, in file pages of
 // the binary: too much for the target of 30 MB at 64 connections. Nothing
 // in the binary may import text/template for the same reason.
-package statuspage
+package page
 
 import (
 	"context"
