@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/status/live"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/status/live"
 )
 
 // withStats gives the fixture's source live figures, and returns a function

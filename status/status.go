@@ -47,11 +47,11 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
-	figs "github.com/tollfree/tollfree/status/figures"
-	"github.com/tollfree/tollfree/status/live"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
+	figs "github.com/tollfree/tollfree/status/figures"
+	"github.com/tollfree/tollfree/status/live"
 )
 
 // The route and provider states: rest.State's labels (package rest decides

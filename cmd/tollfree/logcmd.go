@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tollfree/tollfree/calllog"
+	"github.com/tollfree/tollfree/status/logstats"
 )
 
 const logUsage = `Usage:
@@ -85,7 +85,7 @@ func logStats(args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		in = f
 	}
-	sum, err := calllog.Summarize(in, name, loc, plan)
+	sum, err := logstats.Summarize(in, name, loc, plan)
 	if err != nil {
 		return err
 	}

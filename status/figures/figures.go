@@ -1,7 +1,7 @@
 // Package figures owns what tollfree's figures mean and how they are worked
 // out, so that the same word gives the same number wherever it is shown:
 // the live figures behind the status page and /status.json (status/live)
-// and the call log's summary per route and day (calllog.Stats, `tollfree
+// and the call log's summary per route and day (logstats.Summarize, `tollfree
 // log stats`).
 //
 // The words, for one route's attempts:

@@ -58,8 +58,8 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/status/figures"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/status/figures"
 )
 
 // Window is how many recent attempts (per route) or requests (per chain)

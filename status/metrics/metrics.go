@@ -25,10 +25,10 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/status/figures"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
+	"github.com/tollfree/tollfree/status/figures"
 )
 
 // Snapshotter is where the state gauges are read from at scrape time;

@@ -12,9 +12,9 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
-	"github.com/tollfree/tollfree/status/figures"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/status/figures"
 )
 
 func testPlan() *config.Plan {

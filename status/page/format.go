@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tollfree/tollfree/status/figures"
 	"github.com/tollfree/tollfree/status"
+	"github.com/tollfree/tollfree/status/figures"
 )
 
 // pct formats a rate as a percentage; "–" when there is none.

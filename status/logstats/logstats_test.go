@@ -1,4 +1,4 @@
-package calllog
+package logstats
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/route"
@@ -32,11 +33,11 @@ chains:
 func sampleLog(t *testing.T) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	w := New(&b)
+	w := calllog.New(&b)
 	day1 := time.Date(2026, 6, 15, 9, 0, 0, 0, time.UTC)
 	add := func(at time.Time, route, outcome string, latMS float64, in, out int, cached bool) {
 		prov := route[:bytes.IndexByte([]byte(route), '/')]
-		w.Write(&Record{Time: at, RequestID: "req", Chain: "answer", Route: route, Provider: prov, Outcome: outcome,
+		w.Write(&calllog.Record{Time: at, RequestID: "req", Chain: "answer", Route: route, Provider: prov, Outcome: outcome,
 			LatencyMS: latMS, TokensIn: in, TokensOut: out, Cached: cached})
 	}
 	const groq, gem = "groq/llama-3.3-70b-versatile", "gemini/gemini-2.5-flash"
@@ -145,7 +146,7 @@ func TestStatsRow(t *testing.T) {
 type genLog struct {
 	n, i int
 	buf  []byte
-	rec  Record
+	rec  calllog.Record
 }
 
 func (g *genLog) Read(p []byte) (int, error) {
@@ -153,9 +154,13 @@ func (g *genLog) Read(p []byte) (int, error) {
 		if g.i == g.n {
 			return 0, io.EOF
 		}
-		g.rec = Record{Time: time.Date(2026, 6, 15, 0, 0, 10*g.i, 0, time.UTC), RequestID: "r", Route: fmt.Sprintf("p/m%d", g.i%7),
+		g.rec = calllog.Record{Time: time.Date(2026, 6, 15, 0, 0, 10*g.i, 0, time.UTC), RequestID: "r", Route: fmt.Sprintf("p/m%d", g.i%7),
 			Provider: "p", Outcome: []string{"ok", "ok", "ok", "rate_minute"}[g.i%4], LatencyMS: float64(g.i % 1000), TokensIn: 10, TokensOut: 1}
-		g.buf = g.rec.appendJSON(g.buf[:0])
+		line, err := json.Marshal(&g.rec)
+		if err != nil {
+			return 0, err
+		}
+		g.buf = append(line, '\n')
 		g.i++
 	}
 	n := copy(p, g.buf)
@@ -216,13 +221,13 @@ func golden(t *testing.T, path, got string) {
 func rescueLog(t *testing.T) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	w := New(&b)
+	w := calllog.New(&b)
 	const groq, gem, other = "groq/llama-3.3-70b-versatile", "gemini/gemini-2.5-flash", "cerebras/gpt-oss-120b"
 	at := time.Date(2026, 6, 15, 9, 0, 0, 0, time.UTC)
 	add := func(a route.Attempt) {
 		a.Chain, a.Provider, a.Start, a.Latency = "answer", a.Route[:strings.IndexByte(a.Route, '/')], at, 300*time.Millisecond
 		at = at.Add(time.Minute)
-		w.Write(FromAttempt(&a))
+		w.Write(calllog.FromAttempt(&a))
 	}
 	// Three streams break on groq after their first token; gemini finishes
 	// each, one way each.
@@ -286,7 +291,7 @@ func TestStatsSchemaFailures(t *testing.T) {
 	st := NewStats(time.UTC)
 	at := time.Date(2026, 6, 15, 9, 0, 0, 0, time.UTC)
 	const cer, groq = "cerebras/gpt-oss-120b", "groq/openai/gpt-oss-120b"
-	for _, r := range []Record{
+	for _, r := range []calllog.Record{
 		{Route: groq, Provider: "groq", Outcome: "rate_minute"},
 		{Route: cer, Provider: "cerebras", Outcome: "invalid", TokensIn: 412, TokensOut: 18},
 		{Route: cer, Provider: "cerebras", Outcome: "ok", Repair: 1, TokensIn: 440, TokensOut: 18},

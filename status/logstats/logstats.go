@@ -1,4 +1,10 @@
-package calllog
+// Package logstats sums up a call log (calllog's JSONL records) per route
+// and per day, for `tollfree log stats`: calls, answers, failovers, schema
+// failures, cache hits, latency percentiles, tokens against the route's
+// daily limits, and rescued streams. Its words and rates are package
+// figures', so a number here means what the same word means on the status
+// page and in the metrics.
+package logstats
 
 import (
 	"cmp"
@@ -12,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/status/figures"
@@ -106,7 +113,7 @@ type Rescues struct {
 }
 
 // add counts one call record.
-func (x *Rescues) add(r *Record) {
+func (x *Rescues) add(r *calllog.Record) {
 	if r.Retry {
 		x.PoliteRetries++
 		if r.Outcome == "ok" {
@@ -156,7 +163,7 @@ func NewStats(loc *time.Location) *Stats {
 }
 
 // Add counts one record.
-func (s *Stats) Add(r *Record) {
+func (s *Stats) Add(r *calllog.Record) {
 	s.Records++
 	k := rowKey{day: r.Time.In(s.loc).Format(time.DateOnly), route: r.Route}
 	a := s.rows[k]
@@ -260,9 +267,9 @@ func Summarize(r io.Reader, file string, loc *time.Location, plan *config.Plan) 
 	if loc == nil {
 		loc = time.UTC
 	}
-	rd := NewReader(r)
+	rd := calllog.NewReader(r)
 	st := NewStats(loc)
-	var rec Record
+	var rec calllog.Record
 	for {
 		err := rd.Next(&rec)
 		if errors.Is(err, io.EOF) {
