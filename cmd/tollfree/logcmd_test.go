@@ -12,6 +12,7 @@ import (
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/status/logstats"
 )
 
 // writeCallLog writes a small call log at path.
@@ -100,7 +101,7 @@ func TestLogStatsJSON(t *testing.T) {
 	if code := run([]string{"log", "stats", "-config", cfg, "-json"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d: %s", code, stderr.String())
 	}
-	var got calllog.Summary
+	var got logstats.Summary
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
 	}
