@@ -323,28 +323,6 @@ func TestCallersSimpleForms(t *testing.T) {
 	}
 }
 
-// TestCallersTableShowsNoKey: `check` names each key and where it comes
-// from, never its value.
-func TestCallersTableShowsNoKey(t *testing.T) {
-	for _, file := range []string{"testdata/plans/site.yaml", "testdata/plans/team.yaml"} {
-		env := testEnv(nil)
-		p, err := Load(file, env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf strings.Builder
-		WriteTable(&buf, p)
-		for _, v := range p.SecretValues() {
-			if strings.Contains(buf.String(), v) {
-				t.Errorf("%s: check prints a secret", file)
-			}
-		}
-		if !strings.Contains(buf.String(), "\ncallers: ") {
-			t.Errorf("%s: check does not say who may call", file)
-		}
-	}
-}
-
 // TestReadmeCallerConfigs: the README's two complete configurations, a
 // public site assistant and a private team gateway, compile, and say what
 // the README says of them.

@@ -1,17 +1,13 @@
 package config
 
 import (
-	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // Fake keys: tests check that none of them ever appears in an error or a
 // table.
@@ -38,65 +34,6 @@ func testEnv(extra map[string]string) func(string) string {
 		m[k] = v
 	}
 	return func(k string) string { return m[k] }
-}
-
-// checkGolden compares got with testdata/name, or rewrites it with -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run go test -update): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
-
-func TestGoldenPlans(t *testing.T) {
-	files, err := filepath.Glob("testdata/plans/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, "../examples/tollfree.yaml")
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			p, err := Load(file, testEnv(map[string]string{"GEMINI_KEY_FILE": "testdata/gemini.key"}))
-			if err != nil {
-				t.Fatalf("Load: %v", err)
-			}
-			var buf bytes.Buffer
-			WriteTable(&buf, p)
-			checkGolden(t, "plans/"+name+".golden", buf.Bytes())
-		})
-	}
-}
-
-func TestGoldenDefault(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		env  func(string) string
-	}{
-		{"default-keys", testEnv(map[string]string{"NVIDIA_API_KEY": "nvapi-FAKE", "CLOUDFLARE_API_TOKEN": "cf-FAKE"})},
-		{"default-empty", func(string) string { return "" }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := Default(tc.env)
-			if err != nil {
-				t.Fatalf("Default: %v", err)
-			}
-			var buf bytes.Buffer
-			WriteTable(&buf, p)
-			checkGolden(t, tc.name+".golden", buf.Bytes())
-		})
-	}
 }
 
 func TestDefault(t *testing.T) {
@@ -319,29 +256,6 @@ func TestKeysNeverShown(t *testing.T) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	for _, file := range []string{"testdata/plans/full.yaml", "../examples/tollfree.yaml"} {
-		p, err := Load(file, testEnv(nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		WriteTable(&buf, p)
-	}
-	p, err := Default(testEnv(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	WriteTable(&buf, p)
-	p, err = Parse("t.yaml", []byte("providers:\n  lab: {base_url: \"https://tok:pw@lab.example/v1\"}\nchains:\n  a: {routes: [lab/m]}\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	WriteTable(&buf, p)
-	for _, secret := range []string{groqKey, adminKey, gwKey, "fake-gemini-key-from-file", "docs", "tok:", ":pw"} {
-		if strings.Contains(buf.String(), secret) {
-			t.Errorf("table shows a secret or header value %q", secret)
-		}
-	}
 	s := Secret{Value: groqKey}
 	if strings.Contains(s.String()+s.GoString(), groqKey) {
 		t.Error("Secret prints its value")
@@ -386,7 +300,7 @@ chains:
 	if gem.Preset != "gemini" || gem.Flavor != "gemini" || gem.Dialect != DialectGemini {
 		t.Errorf("gemini provider: preset %q flavor %q dialect %q, want the gemini preset's", gem.Preset, gem.Flavor, gem.Dialect)
 	}
-	if got := resetString(gem.Reset); got != "midnight America/Los_Angeles" {
+	if got := gem.Reset.String(); got != "midnight America/Los_Angeles" {
 		t.Errorf("gemini reset = %s, want midnight America/Los_Angeles", got)
 	}
 	if gem.BaseURL != "https://proxy.example/gemini/v1beta" {
@@ -400,18 +314,7 @@ chains:
 		t.Errorf("groq provider: preset %q flavor %q rpd %d key %q, want the groq preset with rpd 500", groq.Preset, groq.Flavor, groq.Limits.RPD, groq.KeySource)
 	}
 	if r := p.Routes["groq/llama-3.3-70b-versatile"]; r.Limits.RPD != 1000 || r.Reset.Kind != ResetRolling {
-		t.Errorf("groq route lost its preset figures: limits %+v reset %s", r.Limits, resetString(r.Reset))
-	}
-	var buf bytes.Buffer
-	WriteTable(&buf, p)
-	line := ""
-	for _, l := range strings.Split(buf.String(), "\n") {
-		if strings.HasPrefix(l, "gemini ") {
-			line = l
-		}
-	}
-	if f := strings.Fields(line); len(f) < 3 || f[1] != "gemini" || f[2] != "gemini" || !strings.Contains(line, "midnight America/Los_Angeles") {
-		t.Errorf("check's provider line = %q, want flavor gemini, dialect gemini, reset midnight America/Los_Angeles", line)
+		t.Errorf("groq route lost its preset figures: limits %+v reset %s", r.Limits, r.Reset.String())
 	}
 }
 

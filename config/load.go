@@ -96,7 +96,8 @@ const (
 	defaultMargin         = 0.05
 	defaultWaitCap        = 2 * time.Minute
 	defaultIdleTimeout    = 30 * time.Second
-	defaultBlipWait       = 5 * time.Second
+	// DefaultBlipWait is a chain's blip_wait when the file says none.
+	DefaultBlipWait = 5 * time.Second
 )
 
 // defaultFirstToken is a chain's first-token timeout (issue 13: a first
@@ -282,7 +283,7 @@ func chainDefaults(c *ChainConfig) {
 	if c.BlipWait == nil {
 		// Half a short deadline: a wait that takes most of it leaves the
 		// retry no time to answer (see validateChain).
-		c.BlipWait = ptr(min(Duration(defaultBlipWait), *c.Deadline/2))
+		c.BlipWait = ptr(min(Duration(DefaultBlipWait), *c.Deadline/2))
 	}
 	if c.IdleTimeout == nil {
 		c.IdleTimeout = ptr(Duration(defaultIdleTimeout))
@@ -294,7 +295,7 @@ func chainDefaults(c *ChainConfig) {
 		}
 	}
 	assistantDefaults(c.Assistant)
-	setInt(&c.SchemaRepairs, defaultSchemaRepairs)
+	setInt(&c.SchemaRepairs, DefaultSchemaRepairs)
 	setStr(&c.Reasoning, "drop")
 	if c.Fallback == nil {
 		c.Fallback = &FallbackConfig{Error: true}

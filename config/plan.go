@@ -253,6 +253,18 @@ type Reset struct {
 	Location *time.Location
 }
 
+// String names the reset as `check` shows it: "rolling", or "midnight"
+// and the zone ("midnight America/Los_Angeles"; "midnight UTC" without one).
+func (r Reset) String() string {
+	if r.Kind == ResetRolling {
+		return "rolling"
+	}
+	if r.Location == nil {
+		return "midnight UTC"
+	}
+	return "midnight " + r.Location.String()
+}
+
 // Route is one model at one provider.
 type Route struct {
 	// ID is "provider/model", the name used everywhere: logs, status, the

@@ -52,9 +52,9 @@ func parseSchemaSupport(s string) (SchemaSupport, error) {
 	return SchemaNone, fmt.Errorf("%q is not a schema support (write enforce, json or none)", s)
 }
 
-// defaultSchemaRepairs is how many times a chain asks a route again with
+// DefaultSchemaRepairs is how many times a chain asks a route again with
 // the violations of its invalid answer before the next route is tried.
-const defaultSchemaRepairs = 1
+const DefaultSchemaRepairs = 1
 
 // maxSchemaRepairs bounds schema_repairs: every repair is a call that
 // counts against the route's quota, while the caller waits.

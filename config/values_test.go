@@ -148,8 +148,8 @@ func TestParseReset(t *testing.T) {
 		"midnight America/Los_Angeles": "midnight America/Los_Angeles",
 	} {
 		r, err := parseReset(in)
-		if err != nil || resetString(r) != want || r.Location == nil {
-			t.Errorf("parseReset(%q) = %s, %v; want %s", in, resetString(r), err, want)
+		if err != nil || r.String() != want || r.Location == nil {
+			t.Errorf("parseReset(%q) = %s, %v; want %s", in, r.String(), err, want)
 		}
 	}
 	for _, bad := range []string{"", "noon", "midnight Local", "midnight ../../etc/passwd", "rolling UTC"} {

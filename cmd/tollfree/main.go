@@ -25,9 +25,9 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/heapfloor"
-	"github.com/tollfree/tollfree/status/metrics"
 	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/status"
+	"github.com/tollfree/tollfree/status/metrics"
 )
 
 const usage = `tollfree keeps an AI feature answering on free LLM tiers.
@@ -151,7 +151,7 @@ func check(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	config.WriteTable(stdout, plan)
+	writeCheckTable(stdout, plan)
 	fmt.Fprintln(stdout)
 	writeReadiness(stdout, plan)
 	return nil

@@ -1,6 +1,8 @@
-package config
+package main
 
 import (
+	"github.com/tollfree/tollfree/config"
+
 	"fmt"
 	"io"
 	"strconv"
@@ -14,7 +16,7 @@ import (
 // value), the chains it may use and its limits; how visitors are told
 // apart; the site's cap and reserve; the gateway's queue; and each chain's
 // own caller limits.
-func writeCallers(w io.Writer, p *Plan) {
+func writeCallers(w io.Writer, p *config.Plan) {
 	fmt.Fprintln(w)
 	if len(p.Keys) > 0 {
 		fmt.Fprintf(w, "callers: keys only (a request without one of these keys gets 401)\n")
@@ -59,7 +61,7 @@ func chainsString(chains []string) string {
 	return strings.Join(chains, ",")
 }
 
-func keyLimits(k GatewayKey) string {
+func keyLimits(k config.GatewayKey) string {
 	switch {
 	case k.Owner:
 		return "owner: no caller limits, uses the reserve"
@@ -70,7 +72,7 @@ func keyLimits(k GatewayKey) string {
 }
 
 // writeVisitors says how visitors are told apart.
-func writeVisitors(w io.Writer, p *Plan) {
+func writeVisitors(w io.Writer, p *config.Plan) {
 	if v := p.VisitorIDs; v.Secret != "" {
 		fmt.Fprintf(w, "  told apart by a signed visitor id (cookie %s or header %s, good for %s, secret from %s), else by address\n",
 			v.Cookie, v.Header, shortDuration(v.TTL), v.Source)
@@ -101,7 +103,7 @@ func shortDuration(d time.Duration) string {
 }
 
 // limitsString writes limits as "15/hour, 40/day, 2 at once".
-func limitsString(l CallerLimits) string {
+func limitsString(l config.CallerLimits) string {
 	var parts []string
 	if l.PerHour > 0 {
 		parts = append(parts, strconv.Itoa(l.PerHour)+"/hour")

@@ -1,6 +1,10 @@
-package config
+package main
 
 import (
+	"github.com/tollfree/tollfree/config"
+	"maps"
+	"slices"
+
 	"fmt"
 	"io"
 	"net/url"
@@ -9,19 +13,19 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable writes the plan's providers, then each chain's routes, as
+// writeCheckTable writes the plan's providers, then each chain's routes, as
 // aligned text for `tollfree check`: status (ready, or disabled with the
 // reason), limits, reset, timeout, context size and where the key comes
 // from; then who may call, with which limits. It never writes a key, a
 // token or a header value.
-func WriteTable(w io.Writer, p *Plan) {
+func writeCheckTable(w io.Writer, p *config.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tKEY\tBASE URL")
 	for _, name := range p.ProviderOrder {
 		pr := p.Providers[name]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			pr.Name, pr.Flavor, pr.Dialect, status(pr.Disabled, pr.DisabledReason), limitCells(pr.Limits),
-			resetString(pr.Reset), orDash(pr.KeySource), redactURL(pr.BaseURL))
+			pr.Name, pr.Flavor, pr.Dialect, statusCell(pr.Disabled, pr.DisabledReason), limitCells(pr.Limits),
+			pr.Reset.String(), orDash(pr.KeySource), redactURL(pr.BaseURL))
 	}
 	tw.Flush()
 	for _, name := range p.ChainOrder {
@@ -35,8 +39,8 @@ func WriteTable(w io.Writer, p *Plan) {
 				timeout = r.Timeout.String()
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				c.Ranks[i], r.ID, status(r.Disabled, r.DisabledReason), limitCells(r.Limits),
-				resetString(r.Reset), timeout, count(r.MaxContext), routeFlags(r), orDash(r.Provider.KeySource))
+				c.Ranks[i], r.ID, statusCell(r.Disabled, r.DisabledReason), limitCells(r.Limits),
+				r.Reset.String(), timeout, count(r.MaxContext), routeFlags(r), orDash(r.Provider.KeySource))
 		}
 		tw.Flush()
 	}
@@ -44,7 +48,7 @@ func WriteTable(w io.Writer, p *Plan) {
 }
 
 // limitCells is the limit columns, RPM to RPMO, tab-separated.
-func limitCells(l Limits) string {
+func limitCells(l config.Limits) string {
 	return strings.Join([]string{count(l.RPM), count(l.RPD), count(l.TPM), count(l.TPD),
 		count(l.RPH), count(l.TPH), count(l.TPMo), count(l.RPMo)}, "\t")
 }
@@ -60,7 +64,7 @@ func redactURL(s string) string {
 	return u.String()
 }
 
-func status(disabled bool, reason string) string {
+func statusCell(disabled bool, reason string) string {
 	if disabled {
 		return "disabled (" + reason + ")"
 	}
@@ -81,40 +85,30 @@ func orDash(s string) string {
 	return s
 }
 
-func resetString(r Reset) string {
-	if r.Kind == ResetRolling {
-		return "rolling"
-	}
-	if r.Location == nil {
-		return "midnight UTC"
-	}
-	return "midnight " + r.Location.String()
-}
-
-func routeFlags(r *Route) string {
+func routeFlags(r *config.Route) string {
 	var f []string
 	for _, x := range []struct {
 		on   bool
 		name string
 	}{{r.Scarce, "scarce"}, {r.Plentiful, "plentiful"}, {r.Reasoning, "reasoning"},
-		{r.Continuation == ContinuePrefix, "prefix"}, {r.Continuation == ContinueOff, "continuation=off"}} {
+		{r.Continuation == config.ContinuePrefix, "prefix"}, {r.Continuation == config.ContinueOff, "continuation=off"}} {
 		if x.on {
 			f = append(f, x.name)
 		}
 	}
-	if r.Schema != SchemaNone {
+	if r.Schema != config.SchemaNone {
 		f = append(f, "schema="+r.Schema.String())
 	}
 	if r.MaxOutput > 0 {
 		f = append(f, "max_output="+strconv.Itoa(r.MaxOutput))
 	}
 	if len(r.Extra) > 0 {
-		f = append(f, "extra="+strings.Join(sortedKeys(r.Extra), ","))
+		f = append(f, "extra="+strings.Join(slices.Sorted(maps.Keys(r.Extra)), ","))
 	}
 	return orDash(strings.Join(f, " "))
 }
 
-func chainSummary(c *Chain) string {
+func chainSummary(c *config.Chain) string {
 	parts := []string{
 		"attempt " + c.AttemptTimeout.String(),
 		"first token " + c.FirstTokenTimeout.String(),
@@ -146,7 +140,7 @@ func chainSummary(c *Chain) string {
 	switch {
 	case !c.RetryBlips:
 		parts = append(parts, "no blip retry")
-	case c.BlipWait != defaultBlipWait:
+	case c.BlipWait != config.DefaultBlipWait:
 		parts = append(parts, "blip wait "+c.BlipWait.String())
 	}
 	if c.KeepExchanges > 0 {
@@ -155,14 +149,14 @@ func chainSummary(c *Chain) string {
 	if c.RequireSchema {
 		parts = append(parts, "requires schema")
 	}
-	if c.SchemaRepairs != defaultSchemaRepairs {
+	if c.SchemaRepairs != config.DefaultSchemaRepairs {
 		parts = append(parts, fmt.Sprintf("%d schema repairs", c.SchemaRepairs))
 	}
 	parts = append(parts, "reasoning "+c.Reasoning, "idle "+c.IdleTimeout.String())
 	switch c.Fallback.Kind {
-	case FallbackMessage:
+	case config.FallbackMessage:
 		parts = append(parts, "fallback message")
-	case FallbackSearch:
+	case config.FallbackSearch:
 		parts = append(parts, "fallback search "+c.Fallback.Content)
 	default:
 		parts = append(parts, "fallback error")
