@@ -4,7 +4,8 @@
 // leaves to its caller: when to read the folder again.
 //
 // Open reads the folder once (search.Open) and then polls it on the
-// injected clock, every Options.Poll (default 2 s): it lists the files
+// injected clock, every Options.Poll (default 2 s), with internal/watch (the
+// watcher serve's config reload uses too): it lists the files
 // with their sizes and modification times, and re-indexes only when that
 // list changed. The current *search.Index sits behind an atomic pointer,
 // so a search never waits for a reload, and a reload that fails keeps the

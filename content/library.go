@@ -1,20 +1,13 @@
 package content
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"io"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/watch"
 	"github.com/tollfree/tollfree/search"
 )
 
@@ -62,19 +55,15 @@ func (s Status) Available() bool { return s.Version != "" }
 // Library is a folder of pages kept indexed while it changes. Its methods
 // are safe for concurrent use.
 type Library struct {
-	dir     string
-	o       Options
-	cur     atomic.Pointer[search.Index]
-	stop    chan struct{}
-	done    chan struct{}
-	closing sync.Once
+	dir   string
+	o     Options
+	cur   atomic.Pointer[search.Index]
+	watch *watch.Watcher
 
 	mu      sync.Mutex // guards status, changed, logged
 	status  Status
 	changed chan struct{}   // closed at the next change of status
 	logged  map[string]bool // warnings logged and still true
-
-	last string // fingerprint of the files at the last load; the poller's own
 }
 
 // Open reads the pages under dir (a folder, or one file: search.Open) and
@@ -93,12 +82,11 @@ func Open(dir string, o Options) *Library {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Library{
-		dir: dir, o: o, stop: make(chan struct{}), done: make(chan struct{}),
-		status: Status{Dir: dir}, changed: make(chan struct{}), logged: map[string]bool{},
+		dir: dir, o: o, status: Status{Dir: dir}, changed: make(chan struct{}), logged: map[string]bool{},
+		watch: watch.New(watch.Folder(dir), watch.Options{Every: o.Poll, Clock: o.Clock}),
 	}
-	l.last = fingerprint(dir)
 	l.load()
-	go l.run()
+	l.watch.Start(l.load)
 	return l
 }
 
@@ -153,27 +141,7 @@ func (l *Library) Changed() <-chan struct{} {
 func (l *Library) Poll() time.Duration { return l.o.Poll }
 
 // Close stops the polling and waits for it. The index stays readable.
-func (l *Library) Close() {
-	l.closing.Do(func() { close(l.stop) })
-	<-l.done
-}
-
-func (l *Library) run() {
-	defer close(l.done)
-	for {
-		t := l.o.Clock.NewTimer(l.o.Poll)
-		select {
-		case <-l.stop:
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		if fp := fingerprint(l.dir); fp != l.last {
-			l.last = fp
-			l.load()
-		}
-	}
-}
+func (l *Library) Close() { l.watch.Close() }
 
 // load indexes the folder anew and serves the result, or keeps the index
 // it had when that fails.
@@ -254,49 +222,4 @@ func (l *Library) report(prev, st Status, warn []string) {
 	if st.Version != prev.Version {
 		log.Info("content: loaded", "dir", l.dir, "version", st.Version, "pages", st.Pages, "skipped", len(st.Skipped))
 	}
-}
-
-// fingerprint hashes the names, sizes, modes and modification times of the
-// files under dir (hidden names left out, as search.Open leaves them), or
-// the error that stops listing them: it changes when the content may have.
-func fingerprint(dir string) string {
-	h := sha256.New()
-	entry := func(rel string, info fs.FileInfo) {
-		var n [24]byte
-		binary.LittleEndian.PutUint64(n[0:], uint64(info.Size()))
-		binary.LittleEndian.PutUint64(n[8:], uint64(info.ModTime().UnixNano()))
-		binary.LittleEndian.PutUint64(n[16:], uint64(info.Mode()))
-		io.WriteString(h, rel)
-		h.Write([]byte{0})
-		h.Write(n[:])
-	}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			io.WriteString(h, "error\x00"+p+"\x00"+err.Error()+"\x00")
-			if p == dir {
-				return err
-			}
-			return nil
-		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() && p != dir {
-			return nil
-		}
-		info, err := os.Stat(p) // follows a link, as search.Open does
-		if err != nil {
-			io.WriteString(h, "error\x00"+p+"\x00"+err.Error()+"\x00")
-			return nil
-		}
-		entry(p, info)
-		return nil
-	})
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/watch"
 	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/state/memstore"
@@ -35,7 +35,7 @@ type live struct {
 	log     *calllog.Writer // nil when call_log is off
 	health  func() map[string]string
 	secrets []string // every secret value of every config loaded, scrubbed from the outputs
-	lastSum []byte   // the config file's contents as last read by a reload, hashed
+	lastSum string   // the config file's contents as last read by a reload, hashed (watch.File)
 
 	mu      sync.Mutex // guards cur and the generations' in-flight counts
 	cur     *generation
@@ -202,8 +202,8 @@ func (l *live) close() {
 // otherwise it logs why, with the lines as `tollfree check` prints them,
 // and keeps serving the current one.
 func (l *live) reload(trigger string) {
-	sum := fileSum(configFile(l.path))
-	if trigger == triggerEdit && sum != nil && bytes.Equal(sum, l.lastSum) {
+	sum := watch.File(configFile(l.path))()
+	if trigger == triggerEdit && sum != "" && sum == l.lastSum {
 		return // a SIGHUP read this edit already
 	}
 	l.lastSum = sum

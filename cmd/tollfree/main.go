@@ -25,6 +25,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/heapfloor"
+	"github.com/tollfree/tollfree/internal/watch"
 	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/status"
 	"github.com/tollfree/tollfree/status/metrics"
@@ -261,7 +262,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sh.close() // last: the call log and the state, flushed
 	lv := &live{path: *path, listen: *listen, outs: []io.Writer{stdout, stderr}, logger: logger,
-		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: fileSum(configFile(*path))}
+		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: watch.File(configFile(*path))()}
 	g, err := lv.build(plan)
 	if err != nil {
 		return err
@@ -289,11 +290,19 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	var edited <-chan struct{}
+	var edited chan struct{}
 	if f := configFile(lv.path); f != "" {
-		wctx, stop := context.WithCancel(ctx)
-		defer stop()
-		edited = watchFile(wctx, f)
+		// Each time the file holds something else than when last looked
+		// at; one reload pending reads the newest file anyway.
+		edited = make(chan struct{}, 1)
+		w := watch.New(watch.File(f), watch.Options{})
+		w.Start(func() {
+			select {
+			case edited <- struct{}{}:
+			default:
+			}
+		})
+		defer w.Close()
 	}
 	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
 	writeReadiness(stdout, plan)
