@@ -13,8 +13,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/state/memstore"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/clock"
 )
 
 // The examples under examples/ (issue 17), one for each kind of user of

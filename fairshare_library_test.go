@@ -63,7 +63,7 @@ func TestLibraryCallerCheck(t *testing.T) {
 	if _, err := s.gw.Serve(ctx, plain, call("team")); !errors.As(err, &le) || le.Scope != quota.ScopeCaller || le.Kind != quota.KindHour {
 		t.Errorf("the team key's 3rd in the hour: %v", err)
 	}
-	if in, waiting := tollfree.GateLoad(s.gw); in != 0 || waiting != 0 {
+	if in, waiting := s.gw.Load(); in != 0 || waiting != 0 {
 		t.Errorf("the gate holds %d in and %d waiting after every call ended", in, waiting)
 	}
 }
@@ -140,7 +140,7 @@ func TestGatewayBusy(t *testing.T) {
 		}
 	}
 	h.waitIdle()
-	if in, waiting := tollfree.GateLoad(s.gw); in != 0 || waiting != 0 {
+	if in, waiting := s.gw.Load(); in != 0 || waiting != 0 {
 		t.Errorf("the gate holds %d in and %d waiting after every request ended", in, waiting)
 	}
 }

@@ -19,12 +19,12 @@ import (
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/emulator/emutest"
-	"github.com/tollfree/tollfree/status/metrics"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/state"
 	"github.com/tollfree/tollfree/status"
+	"github.com/tollfree/tollfree/status/metrics"
 )
 
 // t0 is the fake clock's start: a weekday morning in UTC.

@@ -6,14 +6,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tollfree/tollfree/assistant/widget"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/httpapi/admin"
-	"github.com/tollfree/tollfree/status/live"
-	"github.com/tollfree/tollfree/status/page"
-	"github.com/tollfree/tollfree/assistant/widget"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
+	"github.com/tollfree/tollfree/status/live"
+	"github.com/tollfree/tollfree/status/page"
 )
 
 // Metrics is what exports the gateway's figures (package metrics, for

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tollfree/tollfree/cache"
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
@@ -122,7 +123,7 @@ func (g *Gateway) Serve(ctx context.Context, ch *config.Chain, c Call) (*Answer,
 
 // serve is Serve past the assistant's rules (ask.go).
 func (g *Gateway) serve(ctx context.Context, ch *config.Chain, c *Call, id string) (*Answer, error) {
-	t, err := g.enter(ctx, ch, c)
+	t, err := g.check.Enter(ctx, ch, c.Caller, c.Request)
 	if err != nil {
 		by, text, err := g.refused(ctx, ch, c, err)
 		if err != nil {
@@ -130,15 +131,15 @@ func (g *Gateway) serve(ctx context.Context, ch *config.Chain, c *Call, id strin
 		}
 		return fallbackAnswer(by, text, id), nil
 	}
-	a, err := g.answer(t.routing(ctx), ch, c, id)
-	if rerr := g.admitted(ctx, t.pass); rerr != nil {
+	a, err := g.answer(t.Routing(ctx), ch, c, id)
+	if rerr := g.check.Admitted(ctx, t.Pass()); rerr != nil {
 		return g.refusedLate(ctx, ch, c, id, t, rerr)
 	}
 	if err != nil {
-		t.end(0, false) // the estimate stands: attempts may have spent it
+		t.End(0, false) // the estimate stands: attempts may have spent it
 		return nil, err
 	}
-	t.end(spent(a.ServedBy, a.Usage, a.UsageKnown))
+	t.End(spent(a.ServedBy, a.Usage, a.UsageKnown))
 	return a, nil
 }
 
@@ -146,8 +147,8 @@ func (g *Gateway) serve(ctx context.Context, ch *config.Chain, c *Call, id strin
 // gate let it in: a pass Admit left pending, refused with the first
 // route's budget (no route was called) or by admitted. It ends the turn,
 // which gives nothing back (nothing was counted), and answers as refused.
-func (g *Gateway) refusedLate(ctx context.Context, ch *config.Chain, c *Call, id string, t *turn, err error) (*Answer, error) {
-	t.end(0, false)
+func (g *Gateway) refusedLate(ctx context.Context, ch *config.Chain, c *Call, id string, t *caller.Turn, err error) (*Answer, error) {
+	t.End(0, false)
 	by, text, err := g.refused(ctx, ch, c, err)
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func (g *Gateway) answer(ctx context.Context, ch *config.Chain, c *Call, id stri
 	start := g.clock.Now()
 	res, err := g.router.Chat(ctx, ch, id, c.Request)
 	if err != nil {
-		if rerr := g.admitted(ctx, quota.PassFrom(ctx)); rerr != nil {
+		if rerr := g.check.Admitted(ctx, quota.PassFrom(ctx)); rerr != nil {
 			return nil, rerr // the caller's limits: no fallback
 		}
 		by, text, err := g.unanswered(ctx, ch, c, err)
@@ -198,7 +199,7 @@ func (g *Gateway) ServeStream(ctx context.Context, ch *config.Chain, c Call) (*A
 
 // serveStream is ServeStream past the assistant's rules (ask.go).
 func (g *Gateway) serveStream(ctx context.Context, ch *config.Chain, c *Call, id string) (*AnswerStream, error) {
-	t, err := g.enter(ctx, ch, c)
+	t, err := g.check.Enter(ctx, ch, c.Caller, c.Request)
 	if err != nil {
 		by, text, err := g.refused(ctx, ch, c, err)
 		if err != nil {
@@ -207,8 +208,8 @@ func (g *Gateway) serveStream(ctx context.Context, ch *config.Chain, c *Call, id
 		return fallbackStream(by, text, id, false), nil
 	}
 	start := g.clock.Now()
-	as, err := g.answerStream(t.routing(ctx), ch, c, id)
-	if rerr := g.admitted(ctx, t.pass); rerr != nil {
+	as, err := g.answerStream(t.Routing(ctx), ch, c, id)
+	if rerr := g.check.Admitted(ctx, t.Pass()); rerr != nil {
 		if as != nil {
 			_ = as.Close() // nothing was called: a fallback's or the cache's
 		}
@@ -219,7 +220,7 @@ func (g *Gateway) serveStream(ctx context.Context, ch *config.Chain, c *Call, id
 		return fallbackStream(a.ServedBy, a.Content, id, false), nil
 	}
 	if err != nil {
-		t.end(0, false)
+		t.End(0, false)
 		return nil, err
 	}
 	es := &endingStream{ChunkStream: as.ChunkStream, turn: t, by: as.ServedBy}
@@ -241,7 +242,7 @@ func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, i
 	if cacheable {
 		// A cached or shared answer calls no route: the caller's limits
 		// are checked first, alone.
-		if err := g.admitted(ctx, quota.PassFrom(ctx)); err != nil {
+		if err := g.check.Admitted(ctx, quota.PassFrom(ctx)); err != nil {
 			return nil, err
 		}
 		if e, hit := g.cache.Get(ctx, key); hit {
@@ -252,7 +253,7 @@ func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, i
 	}
 	rs, err := g.router.Stream(ctx, ch, id, c.Request)
 	if err != nil {
-		if rerr := g.admitted(ctx, quota.PassFrom(ctx)); rerr != nil {
+		if rerr := g.check.Admitted(ctx, quota.PassFrom(ctx)); rerr != nil {
 			return nil, rerr // the caller's limits: no fallback
 		}
 		by, text, err := g.unanswered(ctx, ch, c, err)
@@ -405,7 +406,7 @@ func (g *Gateway) cacheKey(ch *config.Chain, c *Call) (cache.Key, bool) {
 func (g *Gateway) serveCached(ctx context.Context, ch *config.Chain, c *Call, id string, key cache.Key) (*Answer, error) {
 	// A hit or a shared call calls no route, and the call made for several
 	// is not one caller's: the caller's limits are checked first, alone.
-	if err := g.admitted(ctx, quota.PassFrom(ctx)); err != nil {
+	if err := g.check.Admitted(ctx, quota.PassFrom(ctx)); err != nil {
 		return nil, err
 	}
 	start := g.clock.Now()

@@ -17,9 +17,9 @@ import (
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/status/metrics"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
+	"github.com/tollfree/tollfree/status/metrics"
 )
 
 // adminToken is the admin token of the status tests' gateways.

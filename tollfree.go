@@ -54,10 +54,10 @@ import (
 
 	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/caller"
+	"github.com/tollfree/tollfree/caller/gate"
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/content"
-	"github.com/tollfree/tollfree/caller/gate"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/internal/reqid"
@@ -117,8 +117,7 @@ type Gateway struct {
 	plan    *config.Plan
 	router  *route.Router
 	budget  *quota.Book
-	callers *caller.Resolver // who is calling (issue 12)
-	gate    *gate.Gate       // the gateway's cap on requests at once
+	check   *caller.Check // who is calling, their limits, the cap on requests at once (issue 12)
 	store   state.Store
 	own     *memstore.Store // closed by Close when the gateway opened it
 	log     *calllog.Writer
@@ -172,9 +171,9 @@ func New(o Options) (*Gateway, error) {
 		g.store = scrubStore{Store: g.store, set: secrets}
 	}
 	g.budget = quota.New(quota.Options{Store: g.store, Clock: o.Clock})
-	g.callers = caller.New(o.Plan, o.Clock)
 	sv := o.Plan.Server
-	g.gate = gate.New(gate.Options{Max: sv.MaxRequests, Queue: sv.QueueLength, Wait: sv.QueueWait, Clock: o.Clock})
+	g.check = caller.NewCheck(caller.New(o.Plan, o.Clock), g.budget, o.Plan,
+		gate.Options{Max: sv.MaxRequests, Queue: sv.QueueLength, Wait: sv.QueueWait, Clock: o.Clock}, o.Logger)
 	var recs multiRecorder
 	if o.CallLog != nil {
 		g.log, g.keepLog = o.CallLog, o.KeepCallLog
@@ -234,7 +233,7 @@ func New(o Options) (*Gateway, error) {
 		}
 		extra[p] = h
 	}
-	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Gateway: g, Callers: g.callers, Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: g.health(o.Health)})
+	g.handler = httpapi.New(httpapi.Options{Plan: o.Plan, Gateway: g, Callers: g.check.Resolver(), Clock: o.Clock, Logger: o.Logger, Extra: extra, Health: g.health(o.Health)})
 	g.served = g.handler
 	if secrets.Len() > 0 {
 		g.served = scrubHandler{next: g.handler, set: secrets}

@@ -11,8 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/tollfree/tollfree/tools/demo"
 	"github.com/tollfree/tollfree/assistant/widget"
+	"github.com/tollfree/tollfree/tools/demo"
 )
 
 // startAssistantDemo runs `tollfree demo -assistant` in the test (package

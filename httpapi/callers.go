@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tollfree/tollfree/caller"
-	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/caller/gate"
+	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/quota"
 )
 
@@ -73,7 +72,7 @@ func (s *Server) limitRefused(w http.ResponseWriter, le *quota.LimitError) {
 	h := w.Header()
 	h.Set("Retry-After", retryAfter(now, le.RetryAt))
 	h.Set(HeaderLimit, le.Name())
-	reset := resetIn(now, le.RetryAt)
+	reset := caller.ResetIn(now, le.RetryAt)
 	limit := strconv.FormatInt(le.Limit, 10)
 	if le.Kind == quota.KindTokens {
 		// Tokens are refused when what is left cannot hold the request's
@@ -85,44 +84,7 @@ func (s *Server) limitRefused(w http.ResponseWriter, le *quota.LimitError) {
 		h.Set(HeaderRateRemainRequests, "0")
 		h.Set(HeaderRateResetRequests, reset)
 	}
-	writeError(w, http.StatusTooManyRequests, limitMessage(le, now), "rate_limit_error", "", "caller_limit")
-}
-
-// resetIn is the wait until t as OpenAI and Groq write it: a Go duration
-// in whole seconds, at least 1s.
-func resetIn(now, t time.Time) string {
-	return max(t.Sub(now).Round(time.Second), time.Second).String()
-}
-
-// limitMessage says which limit refused and when to come back, in words a
-// visitor can read. It names no caller, key value or address.
-func limitMessage(le *quota.LimitError, now time.Time) string {
-	who := map[string]string{
-		quota.ScopeCaller: "you have",
-		quota.ScopeChain:  "you have, on this model,",
-		quota.ScopeKey:    "this key's users have together",
-		quota.ScopeSite:   "this site has",
-	}[le.Scope]
-	if who == "" {
-		who = "you have"
-	}
-	n := strconv.FormatInt(le.Limit, 10)
-	var what string
-	switch le.Kind {
-	case quota.KindHour:
-		what = who + " made " + n + " requests in the last hour, the most allowed"
-	case quota.KindDay:
-		what = who + " made " + n + " requests in the last 24 hours, the most allowed"
-	case quota.KindTokens:
-		what = who + " used the " + n + " tokens allowed in 24 hours, or this request would pass them"
-	case quota.KindConcurrent:
-		what = who + " " + n + " requests in progress, the most allowed at once"
-	case quota.KindBurst:
-		what = who + " made more than " + n + " requests within " + le.Window.String() + " and must wait"
-	default:
-		what = "a limit (" + le.Name() + ") was reached"
-	}
-	return "rate limit reached: " + what + " (" + le.Name() + "); try again in " + resetIn(now, le.RetryAt)
+	writeError(w, http.StatusTooManyRequests, caller.LimitMessage(le, now), "rate_limit_error", "", "caller_limit")
 }
 
 // chainList names the chains who may use, for an error message.

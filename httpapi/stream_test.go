@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
-	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/route"
 )

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider/openaicompat"
 	"github.com/tollfree/tollfree/rest"

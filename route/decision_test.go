@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/failure"
 )
 
 // ownThinkingProviders is emutest.Providers with a thinking level of the

@@ -12,8 +12,8 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider/gemini"
 	"github.com/tollfree/tollfree/provider/openaicompat"

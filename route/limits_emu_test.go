@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/failure"
 )
 
 // tpmOnlyProviders is emutest.Providers with Groq's 70b model given no

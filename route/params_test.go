@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/failure"
 )
 
 // Issue 10, item 1: a parameter the caller sent that a route does not take

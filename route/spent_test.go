@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/provider/openaicompat"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/state"

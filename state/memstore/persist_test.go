@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/state"
 )
 
