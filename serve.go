@@ -24,7 +24,7 @@ import (
 // caller check, the cache and the fallback, and got an ExhaustedError where
 // an HTTP caller got the chain's fallback):
 //
-//  1. the caller check (enter.go: the key's chains, the caller limits,
+//  1. the caller check (caller.Check: the key's chains, the caller limits,
 //     the gateway's cap; past the site's cap, a search answer or a
 //     refusal), whose turn ends once the answer is over,
 //  2. the cache (a hit, or one call shared by identical requests),
