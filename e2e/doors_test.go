@@ -1,0 +1,88 @@
+package e2e_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// gatewayKey is the caller key of the tests on a gateway that is not open.
+const gatewayKey = "gw_doors_test_key_51c2"
+
+// closedConfig is a gateway that asks callers for a key, with an admin
+// token; extra is added to it (a status: line).
+func closedConfig(extra string) stackOptions {
+	return stackOptions{
+		config: "gateway_keys: [${TOLLFREE_KEY}]\nadmin_token: ${TOLLFREE_ADMIN_TOKEN}\n" + extra + answerChain,
+		env:    map[string]string{"TOLLFREE_KEY": gatewayKey, "TOLLFREE_ADMIN_TOKEN": adminToken},
+	}
+}
+
+// getAuth fetches path with token as its bearer token ("" sends none).
+func (h *harness) getAuth(path, token string) reply {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, h.srv.URL+path, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// TestStatusAndMetricsNeedAToken: with gateway_keys set, /status,
+// /status.json and /metrics answer 401 and show nothing without a gateway
+// key or the admin token, and 200 with either (issue 10 item 10);
+// status: public opens them again.
+func TestStatusAndMetricsNeedAToken(t *testing.T) {
+	checkLeaks(t)
+	const route = "groq/llama-3.3-70b-versatile"
+	paths := []string{"/status", "/status?part=live", "/status.json", "/metrics"}
+	h := harnessOf(t, startStackWith(t, closedConfig("")))
+	if r := h.post("/v1/chat/completions", "application/json", []byte(`{"model":"answer","messages":[{"role":"user","content":"hi"}]}`)); r.status != 401 {
+		t.Fatalf("chat without a key: %d, want 401 (the gateway is not open)", r.status)
+	}
+	for _, path := range paths {
+		for _, tc := range []struct {
+			name, token string
+			want        int
+		}{
+			{"no token", "", 401},
+			{"wrong token", "not-a-key", 401},
+			{"gateway key", gatewayKey, 200},
+			{"admin token", adminToken, 200},
+		} {
+			r := h.getAuth(path, tc.token)
+			if r.status != tc.want {
+				t.Errorf("GET %s with %s: %d, want %d: %.200s", path, tc.name, r.status, tc.want, r.body)
+				continue
+			}
+			shows := strings.Contains(string(r.body), route)
+			if tc.want == 401 && shows {
+				t.Errorf("GET %s with %s: 401 but the body names %s", path, tc.name, route)
+			}
+			if tc.want == 200 && !shows {
+				t.Errorf("GET %s with %s: the body does not name %s: %.200s", path, tc.name, route, r.body)
+			}
+		}
+	}
+	// The page a browser opens without a token asks for one.
+	if r := h.getAuth("/status", ""); !strings.Contains(string(r.body), `id="token"`) || !strings.Contains(string(r.body), "data-locked") {
+		t.Errorf("GET /status without a token does not ask for one: %.300s", r.body)
+	}
+
+	open := harnessOf(t, startStackWith(t, closedConfig("status: public\n")))
+	for _, path := range paths {
+		if r := open.getAuth(path, ""); r.status != 200 {
+			t.Errorf("status: public, GET %s without a token: %d, want 200", path, r.status)
+		}
+	}
+}
