@@ -341,22 +341,22 @@ func presetCatalog() map[string]Preset {
 			BaseURL: "https://gen.pollinations.ai/v1", KeyEnv: "POLLINATIONS_API_KEY", KeyOptional: true,
 			// OpenAI-compatible POST /v1/chat/completions; keys (sk_ secret,
 			// pk_ publishable) are optional: "Anonymous Access - No
-			// authentication required for free models" (pollinations/pollinations
-			// APIDOCS.md and auth guide [2026]). Usage is paid in "pollen"
+			// authentication required for free models" (github.com/pollinations/pollinations APIDOCS.md
+			// and auth guide [2026]). Usage is paid in "pollen"
 			// refilled hourly by tier (github.com/pollinations/pollinations/issues/10871
 			// [2026]); anonymous callers were held to "1 concurrent request / 3
-			// sec interval" per IP (2025 APIDOCS.md, PROVIDERS.md): 20 RPM.
+			// sec interval" per IP (the 2025 github.com/pollinations/pollinations APIDOCS.md): 20 RPM.
 			// Spent pollen is a 402 (taken as the day spent), a model above
 			// the tier a 402 "tier not high enough" (that route only).
 			Limits:   Limits{RPM: 20},
 			Reset:    "rolling",
 			AnyModel: true,
-			Source:   "pollinations/pollinations APIDOCS.md [2026]; 20 RPM from the 2025 anonymous 3 s interval [uncertain for gen.pollinations.ai]",
+			Source:   "github.com/pollinations/pollinations APIDOCS.md [2026]; 20 RPM from the 2025 anonymous 3 s interval [uncertain for gen.pollinations.ai]",
 			// Prefill: not documented; instruct.
 			Models: []PresetModel{
-				{ID: "openai", Source: "APIDOCS.md text model list [2026]; the model behind the alias changes"},
-				{ID: "openai-fast", Source: "APIDOCS.md text model list [2026]"},
-				{ID: "mistral", Source: "APIDOCS.md text model list [2026]"},
+				{ID: "openai", Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]; the model behind the alias changes"},
+				{ID: "openai-fast", Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]"},
+				{ID: "mistral", Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]"},
 			},
 		},
 		{

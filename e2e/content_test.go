@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
-	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/testenv"
 )
 
 // contentChain is a site chain with a week's cache and a search fallback
@@ -64,7 +64,7 @@ func (h *harness) pollContent(chain, was string) string {
 	}
 	h.clk.Advance(contentPoll)
 	now := was
-	emutest.WaitFor(h.t, "/healthz content_"+chain+" to change after a poll", func() bool {
+	testenv.WaitFor(h.t, "/healthz content_"+chain+" to change after a poll", func() bool {
 		now = h.healthLine("content_" + chain)
 		return now != was
 	})

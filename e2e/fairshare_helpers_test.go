@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"github.com/tollfree/tollfree/emulator/emutest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -194,13 +193,13 @@ func (p *pair) calls(provider, model string) int {
 // a real network event, so it polls, bounded.
 func (p *pair) waitCalls(provider, model string, n int) {
 	p.t.Helper()
-	emutest.WaitFor(p.t, fmt.Sprintf("%d calls of %s/%s", n, provider, model), func() bool { return p.calls(provider, model) >= n })
+	testenv.WaitFor(p.t, fmt.Sprintf("%d calls of %s/%s", n, provider, model), func() bool { return p.calls(provider, model) >= n })
 }
 
 // waitIdle waits until neither gateway is serving a request.
 func (p *pair) waitIdle() {
 	p.t.Helper()
-	emutest.WaitFor(p.t, "both gateways idle", func() bool { return p.in[0].active.Load() == 0 && p.in[1].active.Load() == 0 })
+	testenv.WaitFor(p.t, "both gateways idle", func() bool { return p.in[0].active.Load() == 0 && p.in[1].active.Load() == 0 })
 }
 
 // pass sends a and wants a model's answer.

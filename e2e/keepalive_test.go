@@ -17,6 +17,7 @@ import (
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/testenv"
 )
 
 // Time to first token over HTTP (issue 13, item 3): a stream slower than
@@ -387,7 +388,7 @@ func TestOpenAIClientReadsKeepAlives(t *testing.T) {
 		h.clk.Set(t0.Add(at))
 		// The keep-alive is written on another goroutine: it must have
 		// reached the client before the clock moves on.
-		emutest.WaitFor(t, "a keep-alive", func() bool { return raw.keepAlives() > i })
+		testenv.WaitFor(t, "a keep-alive", func() bool { return raw.keepAlives() > i })
 	}
 	h.timerDue(25*time.Second, "the answer")
 	h.clk.Set(t0.Add(25 * time.Second))

@@ -14,6 +14,7 @@ import (
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider/gemini"
 	"github.com/tollfree/tollfree/provider/openaicompat"
@@ -229,7 +230,7 @@ func (s *stack) callsReach(provider, model string, n int) bool {
 // network event on the adapters' side, which the clock cannot tell.
 func (s *stack) waitHeaders(provider string, n int) {
 	s.t.Helper()
-	emutest.WaitFor(s.t, fmt.Sprintf("%d responses from %s", n, provider), func() bool { return s.seen.count(provider) >= n })
+	testenv.WaitFor(s.t, fmt.Sprintf("%d responses from %s", n, provider), func() bool { return s.seen.count(provider) >= n })
 }
 
 // rests returns the rests in force now.

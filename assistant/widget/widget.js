@@ -21,7 +21,7 @@
   var titleText = script.getAttribute("data-title") || "Ask this site";
   var launcherText = script.getAttribute("data-label") || "Ask a question";
   var lang = script.getAttribute("data-lang") || "";
-  var HISTORY = 2; // exchanges sent with a follow-up (ASK.md)
+  var HISTORY = 2; // exchanges sent with a follow-up (the assistant keeps the last two)
   var MAX_QUESTION = 2000;
 
   var CSS = [

@@ -7,7 +7,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/tollfree/tollfree/emulator/emutest"
+	"github.com/tollfree/tollfree/internal/testenv"
 )
 
 const mb = 1 << 20
@@ -87,7 +87,7 @@ func TestStartKeepsTheGoalAtTheFloor(t *testing.T) {
 	stop := Start(Default)
 	defer stop()
 	runtime.GC() // the cleanup runs after it, and sets the goal
-	emutest.WaitFor(t, "the goal at the floor", func() bool {
+	testenv.WaitFor(t, "the goal at the floor", func() bool {
 		g := goal()
 		return g >= Default-Default/50 && g <= Default+Default/50
 	})
@@ -95,7 +95,7 @@ func TestStartKeepsTheGoalAtTheFloor(t *testing.T) {
 	ballast := make([]byte, 7*mb) // live: 2·live is above the floor
 	runtime.GC()
 	runtime.GC()
-	emutest.WaitFor(t, "GOGC back at 100 with 7 MB live", func() bool {
+	testenv.WaitFor(t, "GOGC back at 100 with 7 MB live", func() bool {
 		return gogc() == 100 && goal() >= 14*mb
 	})
 	runtime.KeepAlive(ballast)
@@ -103,7 +103,7 @@ func TestStartKeepsTheGoalAtTheFloor(t *testing.T) {
 	ballast = nil
 	runtime.GC()
 	runtime.GC()
-	emutest.WaitFor(t, "the goal at the floor again", func() bool {
+	testenv.WaitFor(t, "the goal at the floor again", func() bool {
 		g := goal()
 		return gogc() > 100 && g >= Default-Default/50 && g <= Default+Default/50
 	})

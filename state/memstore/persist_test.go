@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/state"
 )
 
@@ -157,7 +157,7 @@ func TestRestsQueuedBehindAWriteAreWrittenTogether(t *testing.T) {
 		go func() { errs <- s.SetRest(ctx, r) }()
 	}
 	// Each is in effect before any is written: a request sees it.
-	emutest.WaitFor(t, "every rest in effect while the first is being written", func() bool {
+	testenv.WaitFor(t, "every rest in effect while the first is being written", func() bool {
 		got, err := s.Rests(ctx, clk.Now())
 		return err == nil && len(got) == n
 	})

@@ -25,7 +25,7 @@ import (
 // assistant: the chain the widget's data-chain names.
 const AssistantChain = "site"
 
-// assistantRoutes are ASK.md's example chain: a fast route, a better
+// assistantRoutes are the site assistant's example chain: a fast route, a better
 // scarce one, a small one.
 var assistantRoutes = []string{"groq/llama-3.3-70b-versatile", "gemini/gemini-2.5-flash", "cerebras/llama3.1-8b"}
 
