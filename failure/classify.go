@@ -356,7 +356,8 @@ func findParam(d *detail, msg string) string {
 }
 
 // longWait is the retry-after above which a 429 that names no window is
-// taken as a daily limit (DESIGN.md: per minute is "retry-after ≤ 5 min").
+// taken as a daily limit (docs/DECISIONS.md: no window named, a wait over
+// 5 min is per day).
 const longWait = 5 * time.Minute
 
 // rate tells a per-day 429 from a per-minute one, and what it rests.

@@ -11,7 +11,7 @@ import (
 	"github.com/tollfree/tollfree/rest"
 )
 
-// The polite retry of a blip (DESIGN.md's "blip" row, issue 13): a failure
+// The polite retry of a blip (docs/DECISIONS.md's blip row, issue 13): a failure
 // that says nothing about the route's health beyond this one call is
 // retried once on the same route, after the wait it asked for, before the
 // walk fails over to a route that is often weaker. A blip is

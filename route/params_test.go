@@ -13,7 +13,7 @@ import (
 )
 
 // Issue 10, item 1: a parameter the caller sent that a route does not take
-// skips that route for this request only (DESIGN.md, "unsupported here");
+// skips that route for this request only (docs/DECISIONS.md, "unsupported here");
 // only a refused setting of the route's own rests it (bad config). A route
 // that does not rest is ready in the status (package status's
 // TestSnapshotStates); one resting for bad config shows it there too.
