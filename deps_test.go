@@ -17,7 +17,7 @@ func deps(t *testing.T, pkg string) []string {
 }
 
 // TestLibraryDependencies: embedding tollfree does not pull in Redis or
-// Prometheus (STYLE.md: a heavy dependency gets its own package). They
+// Prometheus (docs/STYLE.md: a heavy dependency gets its own package). They
 // enter only through state/redisstore, cache/rediscache and metrics, which
 // cmd/tollfree wires.
 func TestLibraryDependencies(t *testing.T) {

@@ -5,7 +5,7 @@
 // Verdict then causes (how long, and what, to rest) belongs to package rest:
 // failure says what happened, rest what follows from it. One
 // classifier for every dialect keeps the failover decision in one place
-// (STYLE.md, Errors), and it is a pure function of the error and the time, so
+// (docs/STYLE.md, Errors), and it is a pure function of the error and the time, so
 // it is safe for concurrent use.
 //
 // # Rules
