@@ -161,7 +161,7 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 
 // Message rules. Each is matched against the lower-cased haystack of the
 // body's text fields; each names the provider wording it is for (verbatim
-// bodies in PROVIDERS.md §2 and testdata/). They run only after the status
+// bodies in docs/PROVIDERS.md and testdata/). They run only after the status
 // code has picked the family, so a "403" inside "retry in 18.403s" never
 // decides anything (LiteLLM issue 34954).
 var (

@@ -59,7 +59,7 @@ type retry struct {
 // overloadRe finds a body that names an overload in a 500 or 502: such a
 // failure is the decision table's "overloaded", not a blip. It reads the
 // verdict's code and message (failure.Classify's reading of the body); the
-// wordings are those of the flavors' overload bodies in PROVIDERS.md §2
+// wordings are those of the flavors' overload bodies in docs/PROVIDERS.md
 // ("The server is overloaded", "high demand", "high traffic"), and
 // "capacity" ("no capacity", "at capacity") for the same said otherwise.
 var overloadRe = regexp.MustCompile(`(?i)overload|high demand|high traffic|capacity`)

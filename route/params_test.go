@@ -19,7 +19,7 @@ import (
 // TestSnapshotStates); one resting for bad config shows it there too.
 
 // gemCompatProviders adds Gemini's OpenAI-compatible endpoint, which
-// refuses every field it does not know (PROVIDERS.md §1).
+// refuses every field it does not know (docs/PROVIDERS.md).
 const gemCompatProviders = emutest.Providers + `
   gemcompat: {dialect: openai, base_url: EMU/gemini/v1beta/openai, api_key: ${GEMINI_API_KEY}}
 `
