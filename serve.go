@@ -18,7 +18,7 @@ import (
 	"github.com/tollfree/tollfree/typed"
 )
 
-// This file is the request's flow (DESIGN.md, "How one request flows"), the
+// This file is the request's flow (docs/DESIGN.md, "How one request flows"), the
 // same for a Go program and for the HTTP API, which only decodes, calls
 // Serve or ServeStream, and encodes (issue 11: the library used to skip the
 // caller check, the cache and the fallback, and got an ExhaustedError where

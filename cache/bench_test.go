@@ -10,9 +10,10 @@ import (
 	"github.com/tollfree/tollfree/llm"
 )
 
-// benchRequest is the request of the shared load harness's chat.lua
-// (1,642 bytes of JSON as sent; bench/run.sh runs that harness), so that
-// figures compare with the load harness.
+// benchRequest is the request of the load harness's chat.lua as it stood
+// on 2026-11-29 (1,642 bytes of JSON as sent; docs/BENCHMARKS.md, "How it
+// is measured"), so that figures compare with that day's runs; bench/chat.lua
+// now sends a request of its own.
 func benchRequest() *llm.Request {
 	system := "You are Atlas, the support assistant for Northwind Cloud, a hosting company. " +
 		"Answer questions about billing, deployments, DNS, TLS certificates and the status of services. " +

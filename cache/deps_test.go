@@ -8,7 +8,7 @@ import (
 
 // TestDependencies keeps heavy clients out of package cache: Redis lives in
 // cache/rediscache, so a library user who caches in memory does not pull it
-// in (STYLE.md: a dependency test keeps Redis and Prometheus out).
+// in (docs/STYLE.md: a dependency test keeps Redis and Prometheus out).
 func TestDependencies(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {

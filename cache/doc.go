@@ -15,7 +15,7 @@
 //   - Cache puts them together over a Backend. Its Do collapses identical
 //     requests in flight into one upstream call, in which each waiter may
 //     cancel on its own ctx without cancelling the others' shared call
-//     (STYLE.md: tailscale util/singleflight DoChanContext, not groupcache).
+//     (docs/STYLE.md: tailscale util/singleflight DoChanContext, not groupcache).
 //
 // Backends are Memory (an LRU bounded in bytes), Disk (one file per key) and
 // Tiered (memory in front of disk or Redis). The Redis backend lives in

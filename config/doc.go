@@ -3,7 +3,7 @@
 // compilation of all of them into the immutable *Plan the router and the
 // server read without locks.
 //
-// Loading runs in fixed stages (STYLE.md, "Configuration"): decode the file
+// Loading runs in fixed stages (docs/STYLE.md, "Configuration"): decode the file
 // into plain structs (File), apply defaults, validate (collecting every
 // problem, never panicking), then compile into a *Plan. The stages are
 // internal; Parse and Load run all four;

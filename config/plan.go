@@ -9,7 +9,7 @@ import (
 )
 
 // RestTimes says how long each kind of failure rests a route: the
-// durations of DESIGN.md's decision table, which package rest applies
+// durations of the decision table (docs/DECISIONS.md), which package rest applies
 // (rest.Policy). Every duration's zero value means its default (see
 // DefaultRestTimes), so the zero RestTimes works; to make a class rest
 // briefly, give it a small duration.
@@ -314,7 +314,8 @@ type Route struct {
 }
 
 // Continuation is how a route continues a partial answer: the methods of
-// DESIGN.md's "by the best method that route supports".
+// docs/DECISIONS.md's "by the best method it supports" (A stream that
+// breaks).
 type Continuation uint8
 
 // The continuation methods.
@@ -413,7 +414,7 @@ type Chain struct {
 	// FailoverOnRefusal lets a refused request try the next route.
 	FailoverOnRefusal bool
 	// RetryBlips calls a route once more after a blip instead of failing
-	// over at once (DESIGN.md's "blip", issue 13): a bare 500 or 502 at
+	// over at once (docs/DECISIONS.md's blip, issue 13): a bare 500 or 502 at
 	// once, a per-minute 429 after the wait it asked for, when that wait is
 	// at most BlipWait and ends before the deadline. Default true; false
 	// (and a Chain built in code) fails over at once.

@@ -11,7 +11,7 @@ import (
 // starts from these values; its config overrides any of them.
 //
 // Every figure carries its source and the source's date, taken from the
-// project's provider notes (PROVIDERS.md: provider docs, SDK source and
+// project's provider notes (docs/PROVIDERS.md: provider docs, SDK source and
 // error bodies quoted in public issues; "cheahjs" is the README of
 // https://github.com/cheahjs/free-llm-api-resources at commit e6765bc
 // [2026-07-18]).
@@ -81,10 +81,10 @@ const (
 	srcGroq       = "console.groq.com/docs/rate-limits free plan table [late 2025 snapshot]; cheahjs [2026-07-18] agrees"
 	srcGemini     = "cheahjs [2026-07-18], read from Google's Cloud Quotas API; TPM counts input tokens only"
 	srcCerebras   = "inference-docs.cerebras.ai/support/rate-limits [undated; cheahjs 2026-07-18 agrees for gpt-oss-120b, llama3.1-8b]; TPM/TPH/TPD/RPM/RPH/RPD as published"
-	srcCtxCard    = "context from the model card [not in PROVIDERS.md, unverified]"
-	srcGeminiCtx  = "context 1048576 from Gemini's 400 body quoted in PROVIDERS.md [2026]"
+	srcCtxCard    = "context from the model card [not in docs/PROVIDERS.md, unverified]"
+	srcGeminiCtx  = "context 1048576 from Gemini's 400 context-length body quoted in docs/PROVIDERS.md [2026]"
 	srcGitHub     = "docs.github.com github-models prototyping doc, Copilot Free [2026-07]; tokens in/out per request"
-	srcUnverified = "id from the provider's catalog [not in PROVIDERS.md, unverified]; limits are the account's"
+	srcUnverified = "id from the provider's catalog [not in docs/PROVIDERS.md, unverified]; limits are the account's"
 	srcSambaNova  = "docs.sambanova.ai/docs/en/models/rate-limits Free Tier table [2026-08-31, via cuihuan/awesome-ai-gateway free_tiers.json]"
 	srcZai        = "docs.z.ai/guides/overview/pricing: free input and output [2026-08-31]; limits unpublished"
 )
@@ -164,7 +164,7 @@ func presetCatalog() map[string]Preset {
 			Name: "groq", Flavor: "groq", Dialect: DialectOpenAI,
 			BaseURL: "https://api.groq.com/openai/v1", KeyEnv: "GROQ_API_KEY",
 			// Groq publishes no daily reset time; one measurement saw the RPD
-			// countdown refill continuously (PROVIDERS.md, uncertain).
+			// countdown refill continuously (docs/PROVIDERS.md, uncertain).
 			Reset:  "rolling",
 			Source: srcGroq,
 			Schema: schemaJSONWord,
@@ -247,7 +247,7 @@ func presetCatalog() map[string]Preset {
 			// Account-wide over every :free model: 20 RPM, 50 RPD (1000 RPD
 			// once 10 credits were ever bought); the day resets at 00:00 UTC
 			// (openrouter.ai/docs/guides/routing/model-variants/free.md,
-			// PROVIDERS.md [2026]). Busy models get lower caps on the fly.
+			// docs/PROVIDERS.md [2026]). Busy models get lower caps on the fly.
 			Limits:         Limits{RPM: 20, RPD: 50},
 			Reset:          "midnight UTC",
 			AnyModelSuffix: ":free",
@@ -262,7 +262,7 @@ func presetCatalog() map[string]Preset {
 				// The 8 RPM is the model's own cap in its 429 ("High demand
 				// for qwen/qwen3-coder:free on OpenRouter - limited to 8
 				// requests per minute"), on top of the account's 20.
-				{ID: "qwen/qwen3-coder:free", Limits: Limits{RPM: 8}, Canonical: "qwen3-coder", Source: "429 body in PROVIDERS.md [2026]: capped at 8 RPM when busy"},
+				{ID: "qwen/qwen3-coder:free", Limits: Limits{RPM: 8}, Canonical: "qwen3-coder", Source: "429 body quoted in docs/PROVIDERS.md [2026]: capped at 8 RPM when busy"},
 			},
 		},
 		{
@@ -278,7 +278,7 @@ func presetCatalog() map[string]Preset {
 			// hosted API (https://docs.nvidia.com/nim/large-language-models/latest/system-example.html
 			// lists assistant messages as previous replies): instruct.
 			Models: []PresetModel{
-				{ID: "nvidia/nemotron-3-nano-30b-a3b", Reasoning: true, Source: "PROVIDERS.md (github.com/NVIDIA-NeMo/Guardrails/pull/2316); thinks with chat_template_kwargs.enable_thinking"},
+				{ID: "nvidia/nemotron-3-nano-30b-a3b", Reasoning: true, Source: "github.com/NVIDIA-NeMo/Guardrails/pull/2316; thinks with chat_template_kwargs.enable_thinking"},
 				{ID: "meta/llama-3.3-70b-instruct", Canonical: "llama-3.3-70b", MaxContext: 131072, Source: srcUnverified + "; " + srcCtxCard},
 				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", MaxContext: 131072, Source: srcUnverified + "; " + srcCtxCard},
 			},
@@ -345,7 +345,7 @@ func presetCatalog() map[string]Preset {
 			// and auth guide [2026]). Usage is paid in "pollen"
 			// refilled hourly by tier (github.com/pollinations/pollinations/issues/10871
 			// [2026]); anonymous callers were held to "1 concurrent request / 3
-			// sec interval" per IP (the 2025 github.com/pollinations/pollinations APIDOCS.md): 20 RPM.
+			// sec interval" per IP (the 2025 github.com/pollinations/pollinations APIDOCS.md, docs/PROVIDERS.md): 20 RPM.
 			// Spent pollen is a 402 (taken as the day spent), a model above
 			// the tier a 402 "tier not high enough" (that route only).
 			Limits:   Limits{RPM: 20},
@@ -464,7 +464,7 @@ func presetCatalog() map[string]Preset {
 			// today" with one (a maintainer, github.com/ollama/ollama/issues/6778);
 			// /v1 translates to the same chat request.
 			Prefix: true,
-			Source: "github.com/ollama/ollama openai/openai.go (PROVIDERS.md)",
+			Source: "github.com/ollama/ollama openai/openai.go, middleware/openai.go",
 		},
 	}
 	m := make(map[string]Preset, len(list))

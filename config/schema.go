@@ -126,8 +126,8 @@ type ServerConfig struct {
 	StreamKeepAlive *Duration `yaml:"stream_keepalive"`
 }
 
-// RestConfig says how long each kind of failure rests a route (DESIGN.md,
-// the decision table). Zero fields take the defaults.
+// RestConfig says how long each kind of failure rests a route (the
+// decision table, docs/DECISIONS.md). Zero fields take the defaults.
 type RestConfig struct {
 	// Empty: a 2xx with no answer. Default 30s.
 	Empty Duration `yaml:"empty"`

@@ -1,6 +1,6 @@
 // Package emulator owns the free LLM providers as tollfree's tests, demo and
 // day simulator see them: one HTTP server that speaks each provider's real
-// wire format (PROVIDERS.md), byte for byte — bodies, headers, status codes
+// wire format (docs/PROVIDERS.md), byte for byte — bodies, headers, status codes
 // and streaming quirks — so nothing in tollfree ever needs the internet to
 // be exercised.
 //

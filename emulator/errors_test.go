@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// googlePretty turns a compact body quoted in PROVIDERS.md into what Google
+// googlePretty turns a compact body quoted in docs/PROVIDERS.md into what Google
 // sends: two-space indentation and a trailing newline.
 func googlePretty(t *testing.T, compactBody string) string {
 	t.Helper()
@@ -19,7 +19,7 @@ func googlePretty(t *testing.T, compactBody string) string {
 	return b.String() + "\n"
 }
 
-// TestVerbatimBodies checks the bodies PROVIDERS.md quotes, byte for byte
+// TestVerbatimBodies checks the bodies docs/PROVIDERS.md quotes, byte for byte
 // (account ids replaced by the emulator's made-up ones).
 func TestVerbatimBodies(t *testing.T) {
 	bigPrompt := strings.Repeat("x", 14368*4)

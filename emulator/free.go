@@ -2,7 +2,7 @@ package emulator
 
 import "time"
 
-// pollinationsFailure: Pollinations' 402 bodies as PROVIDERS.md §2 quotes
+// pollinationsFailure: Pollinations' 402 bodies as docs/PROVIDERS.md quotes
 // them (github.com/pollinations/pollinations/issues/9924, /9168, /6566):
 // spent pollen for a rate limit of either window (the balance refills by
 // the hour), a model above the caller's tier for a missing or forbidden

@@ -40,7 +40,7 @@ type gemRequest struct {
 }
 
 // The fields generateContent accepts at each level checked; any other is a
-// 400 (PROVIDERS.md: "Unknown name ... Cannot find field").
+// 400 (docs/PROVIDERS.md: "Unknown name ... Cannot find field").
 func gemTopField(n string) bool {
 	switch n {
 	case "contents", "systemInstruction", "generationConfig", "safetySettings",
@@ -543,7 +543,8 @@ func geminiRate(c *call, now time.Time) failure {
 		{false, true}:  "GenerateContentInputTokensPerModelPerMinute-FreeTier",
 		{true, true}:   "GenerateContentInputTokensPerModelPerDay-FreeTier",
 	}[[2]bool{ri.Day, ri.Tokens}]
-	// A per-day 429 still names a short delay (PROVIDERS.md §2).
+	// A per-day 429 still names a short delay (docs/PROVIDERS.md, Gemini's
+	// errors).
 	delay := ri.Wait
 	if ri.Day && (c.limited || c.step.RetryAfter == 0) {
 		delay = untilMinute(now)

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// limitHeaders writes the flavor's rate-limit headers (PROVIDERS.md §2,
-// "Rate-limit headers") from the windows the call left: the model's, or the
+// limitHeaders writes the flavor's rate-limit headers (docs/PROVIDERS.md,
+// each provider's "Rate-limit headers") from the windows the call left: the model's, or the
 // account's when the model has no limits (OpenRouter: the account's first).
 // Only limits that are set get headers.
 func (e *Emulator) limitHeaders(h http.Header, c *call) {

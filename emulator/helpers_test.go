@@ -13,7 +13,7 @@ import (
 )
 
 // start is the fake clock's start: 2026-05-20 12:00 UTC, so that the next
-// UTC midnight is 1779321600000 ms, the reset quoted in PROVIDERS.md.
+// UTC midnight is 1779321600000 ms, the reset quoted in docs/PROVIDERS.md.
 var start = time.Date(2026, 5, 20, 12, 0, 0, 0, time.UTC)
 
 type env struct {

@@ -186,7 +186,7 @@ type budget struct {
 	used   usage
 	// dayReset is how long until the day is whole again: for a rolling day,
 	// the requests used refill one every day/RPD (Groq's countdown grows
-	// 86.4 s per request at 1,000 RPD, PROVIDERS.md); for a midnight reset,
+	// 86.4 s per request at 1,000 RPD, docs/PROVIDERS.md); for a midnight reset,
 	// until midnight. minReset is how long until the minute's tokens have
 	// refilled at TPM per minute.
 	dayReset time.Duration

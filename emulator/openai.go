@@ -186,7 +186,7 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 
 // compatUnknownField returns the first (sorted) top-level field Gemini's
 // OpenAI-compatible endpoint does not know, "" if none: it rejects them
-// where OpenAI ignores them (PROVIDERS.md: "store", "web_search_options").
+// where OpenAI ignores them (docs/PROVIDERS.md: "store", "web_search_options").
 func compatUnknownField(top map[string]json.RawMessage) string {
 	first := ""
 	for k := range top {
@@ -205,7 +205,7 @@ func compatUnknownField(top map[string]json.RawMessage) string {
 }
 
 // compatUnknown is the 400 of Gemini's OpenAI-compatible endpoint for a
-// field it does not know (PROVIDERS.md §1), wrapped in its array.
+// field it does not know (docs/PROVIDERS.md), wrapped in its array.
 func compatUnknown(name string) failure {
 	msg := `Invalid JSON payload received. Unknown name "` + name + `": Cannot find field.`
 	f := gErr(400, msg, "INVALID_ARGUMENT", obj{{"@type", "type.googleapis.com/google.rpc.BadRequest"},

@@ -17,7 +17,7 @@ func (e *Emulator) AddPreset(p Preset) {
 	}
 }
 
-// FreeTier returns the free tiers as PROVIDERS.md §1 gives them (numbers of
+// FreeTier returns the free tiers as docs/PROVIDERS.md gives them (numbers of
 // late 2025 to mid 2026), each provider named after its flavor, with any key
 // accepted and made-up but plausible latencies, for the demo and the day
 // simulator. Gemini, Groq and NVIDIA count their refusals against the day

@@ -2,7 +2,7 @@ package emulator
 
 // serverFailure is the flavor's bare server error (ServerError): a failure
 // that names no overload, high demand or capacity, which a gateway may
-// retry once on the same route (DESIGN.md's "blip").
+// retry once on the same route (docs/DECISIONS.md's blip).
 //
 //   - Gemini: 500 INTERNAL, "An internal error has occurred. Please retry
 //     or report in https://developers.generativeai.google/guide/troubleshooting"

@@ -7,7 +7,7 @@ import "time"
 type Kind string
 
 // The behaviours. Error kinds answer the flavor's real status, headers and
-// body (PROVIDERS.md §2); stream kinds change how an answer is streamed and
+// body (docs/PROVIDERS.md); stream kinds change how an answer is streamed and
 // fall back to a plain answer (or the nearest non-stream failure) when the
 // request did not ask for a stream.
 const (

@@ -206,7 +206,7 @@ func (d *detail) fromGoogleDetail(m map[string]any) {
 // line: "Extra inputs are not permitted: body.frequency_penalty", at most
 // three of them. They come as {"detail":[{"type","loc","msg"}]} in the
 // message (an object, or that object as a JSON string), as an array in the
-// message, or as a top-level "detail" array (PROVIDERS.md has none of
+// message, or as a top-level "detail" array (docs/PROVIDERS.md has none of
 // these; bodies quoted in github.com/crewAIInc/crewAI/issues/60 [2024-04],
 // github.com/mistralai/platform-docs-public/issues/7 [2024-01],
 // github.com/partITech/php-mistral/issues/76 [2025-11]).

@@ -1,7 +1,7 @@
 package failure
 
-// Class is the outcome of one attempt: a closed set, in DESIGN.md's decision
-// table order. Its String form is a metric label and a call-log value, so the
+// Class is the outcome of one attempt: a closed set, in the decision table's
+// order (docs/DECISIONS.md). Its String form is a metric label and a call-log value, so the
 // names never change.
 type Class uint8
 
@@ -93,8 +93,9 @@ func ParseClass(s string) (Class, bool) {
 
 // Rests reports whether a failure of class c rests anything by itself. OK,
 // BadRequest, Unsupported, Refused, TooLarge, Cancelled and Invalid stay
-// with their request; SilentLoser rests only as a strike in a row (DESIGN.md: "2 in a
-// row rest it as timeout"), and then with its RestClass.
+// with their request; SilentLoser rests only as a strike in a row
+// (docs/DECISIONS.md: two in a row rest the route as timeout), and then with
+// its RestClass.
 func (c Class) Rests() bool {
 	switch c {
 	case OK, BadRequest, Unsupported, Refused, TooLarge, Cancelled, SilentLoser, Invalid:

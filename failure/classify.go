@@ -161,7 +161,7 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 
 // Message rules. Each is matched against the lower-cased haystack of the
 // body's text fields; each names the provider wording it is for (verbatim
-// bodies in PROVIDERS.md §2 and testdata/). They run only after the status
+// bodies in docs/PROVIDERS.md and testdata/). They run only after the status
 // code has picked the family, so a "403" inside "retry in 18.403s" never
 // decides anything (LiteLLM issue 34954).
 var (
@@ -356,7 +356,8 @@ func findParam(d *detail, msg string) string {
 }
 
 // longWait is the retry-after above which a 429 that names no window is
-// taken as a daily limit (DESIGN.md: per minute is "retry-after ≤ 5 min").
+// taken as a daily limit (docs/DECISIONS.md: no window named, a wait over
+// 5 min is per day).
 const longWait = 5 * time.Minute
 
 // rate tells a per-day 429 from a per-minute one, and what it rests.

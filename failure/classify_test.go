@@ -45,7 +45,7 @@ type bodyCase struct {
 	param   string // Verdict.Param of an Unsupported verdict
 }
 
-// TestClassifyBodies runs every verbatim body of PROVIDERS.md §2 (testdata/,
+// TestClassifyBodies runs every verbatim body of docs/PROVIDERS.md (testdata/,
 // byte for byte) and the bodies built from its verbatim messages
 // (testdata/built/).
 func TestClassifyBodies(t *testing.T) {

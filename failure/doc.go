@@ -5,7 +5,7 @@
 // Verdict then causes (how long, and what, to rest) belongs to package rest:
 // failure says what happened, rest what follows from it. One
 // classifier for every dialect keeps the failover decision in one place
-// (STYLE.md, Errors), and it is a pure function of the error and the time, so
+// (docs/STYLE.md, Errors), and it is a pure function of the error and the time, so
 // it is safe for concurrent use.
 //
 // # Rules
@@ -69,8 +69,8 @@
 //
 // # Unsupported
 //
-// unsupported is DESIGN.md's "unsupported here" and, when the field is the
-// route's own, its "bad config". Classify cannot tell the two apart: the
+// unsupported is docs/DECISIONS.md's "unsupported here" and, when the field
+// is the route's own, its bad_config. Classify cannot tell the two apart: the
 // same "`reasoning_effort` is not supported with this model" is the
 // caller's doing when the caller sent reasoning_effort, and the route's
 // when its config's extra fields did. So the verdict names the field

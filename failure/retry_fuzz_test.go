@@ -16,7 +16,7 @@ import (
 // back exactly: n seconds, an HTTP date n seconds away, a Go duration in a
 // "try again in" sentence, a reset of n seconds.
 func FuzzRetryAfter(f *testing.F) {
-	// Seeds from real answers (PROVIDERS.md §2, failure/testdata).
+	// Seeds from real answers (docs/PROVIDERS.md, failure/testdata).
 	f.Add("2", "", "", "Please try again in 1m0.363142857s. Need more tokens?", "requests", "2m59.56s", "0", int64(60))
 	f.Add("", "1500", "26s", "Please retry in 36.43s.", "tokens", "33011.38", "5", int64(1))
 	f.Add("Tue, 10 Mar 2026 12:01:00 GMT", "", "45.837906927s", "", "", "1779321600000", "0", int64(86400))

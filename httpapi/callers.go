@@ -23,7 +23,7 @@ import (
 // itself anew at every request).
 
 // Response headers of a request refused by a caller limit. The
-// X-RateLimit-* names and forms are OpenAI's and Groq's (PROVIDERS.md): a
+// X-RateLimit-* names and forms are OpenAI's and Groq's (docs/PROVIDERS.md): a
 // limit, what is left of it, and when it resets as a Go duration ("59m0s");
 // -Requests for a count of requests (an hour, a day, a burst, requests at
 // once), -Tokens for tokens per day. HeaderLimit names the limit that

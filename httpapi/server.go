@@ -38,8 +38,8 @@ type Options struct {
 }
 
 // Gateway runs a request through the gateway's flow: the caller check, the
-// cache, the routes and the chain's fallback (DESIGN.md, "How one request
-// flows"). *tollfree.Gateway implements it; a Go program embedding
+// cache, the routes and the chain's fallback (docs/DESIGN.md, "How one
+// request flows"). *tollfree.Gateway implements it; a Go program embedding
 // tollfree calls the same methods, so both get the same answers. The
 // Server only decodes the request, works out who the caller is, calls the
 // Gateway, encodes what it answered, and maps its errors to status codes.

@@ -20,7 +20,7 @@ import (
 // 200 and cannot be taken back: a stream that breaks and that no route can
 // continue ends with an OpenAI-style error event and an aborted response
 // (no finish_reason, no [DONE]), so that a cut answer can never pass for a
-// whole one (STYLE.md: end a broken stream with http.ErrAbortHandler).
+// whole one (docs/STYLE.md: end a broken stream with http.ErrAbortHandler).
 //
 // A stream silent for the server's stream_keepalive (10s by default) gets
 // an SSE comment (keepAlive), whether it waits for its first token or for

@@ -8,9 +8,9 @@ import (
 	"github.com/tollfree/tollfree/llm"
 )
 
-// benchBody is the request of the shared load harness's chat.lua (see
-// bench/run.sh): a system and a user message, temperature, max_tokens,
-// top_p, user.
+// benchBody is the request of the load harness's chat.lua as it stood on
+// 2026-11-29 (docs/BENCHMARKS.md, "How it is measured"): a system and a
+// user message, temperature, max_tokens, top_p, user.
 func benchBody(b *testing.B) []byte {
 	body, err := os.ReadFile("testdata/bench_request.json")
 	if err != nil {

@@ -68,7 +68,7 @@
 // back.
 //
 // Every attempt counts, failed and cancelled ones too: providers count them
-// (DESIGN.md, "Failed calls count against a provider's quota"), so a
+// (docs/DECISIONS.md, "Failed calls count against a provider's quota"), so a
 // reservation is never refunded, only corrected by the reported usage.
 //
 // # Account-wide limits

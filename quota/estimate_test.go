@@ -72,9 +72,9 @@ func TestEstimateSamples(t *testing.T) {
 	}
 }
 
-// benchRequest is the request of the shared load harness's chat.lua (see
-// bench/run.sh; 1,642 bytes on the wire): its system and user messages,
-// max_tokens 512.
+// benchRequest is the request of the load harness's chat.lua as it stood
+// on 2026-11-29 (docs/BENCHMARKS.md, "How it is measured"; 1,642 bytes on
+// the wire): its system and user messages, max_tokens 512.
 func benchRequest(tb testing.TB) *llm.Request {
 	tb.Helper()
 	b, err := os.ReadFile("testdata/estimate/en_support.txt")

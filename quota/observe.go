@@ -74,8 +74,8 @@ type reading struct {
 
 // Observe corrects the counts of route r from the rate-limit headers of a
 // response, and learns the limits that the headers name: the route is
-// budgeted by them from then on (see Book.limit). Formats (PROVIDERS.md §2
-// "Rate-limit headers"):
+// budgeted by them from then on (see Book.limit). Formats (docs/PROVIDERS.md,
+// each provider's "Rate-limit headers"):
 //
 //   - Groq: x-ratelimit-{limit,remaining,reset}-requests are the day (RPD),
 //     -tokens the minute (TPM); resets are Go durations ("2m59.56s").

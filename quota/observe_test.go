@@ -41,7 +41,7 @@ func TestParseHeaders(t *testing.T) {
 		want []reading
 	}{
 		{
-			name: "groq table (PROVIDERS.md)", p: groq, now: t0,
+			name: "groq table (Groq's docs)", p: groq, now: t0,
 			h: header("retry-after", "2",
 				"x-ratelimit-limit-requests", "14400", "x-ratelimit-limit-tokens", "18000",
 				"x-ratelimit-remaining-requests", "14370", "x-ratelimit-remaining-tokens", "17997",

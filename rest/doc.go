@@ -1,4 +1,5 @@
-// Package rest owns the consequences of DESIGN.md's decision table: what a
+// Package rest owns the consequences of the decision table
+// (docs/DECISIONS.md): what a
 // failure holds back (a route, or every route of a provider, since they
 // share the account), for how long, and what a route is doing as everyone
 // reads it. Package failure says what happened (the class and scope of an

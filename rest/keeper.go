@@ -12,8 +12,8 @@ import (
 )
 
 // SilentStrikes is how many hedge races in a row a route may lose in
-// silence before it rests as a timeout (DESIGN.md: "2 in a row rest it as
-// timeout"). A route that hangs on every call but always loses the race
+// silence before it rests as a timeout (docs/DECISIONS.md: two in a row
+// rest the route as timeout). A route that hangs on every call but always loses the race
 // would otherwise never rest, and every request would wait the hedge delay
 // for it.
 const SilentStrikes = 2

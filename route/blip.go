@@ -11,7 +11,7 @@ import (
 	"github.com/tollfree/tollfree/rest"
 )
 
-// The polite retry of a blip (DESIGN.md's "blip" row, issue 13): a failure
+// The polite retry of a blip (docs/DECISIONS.md's blip row, issue 13): a failure
 // that says nothing about the route's health beyond this one call is
 // retried once on the same route, after the wait it asked for, before the
 // walk fails over to a route that is often weaker. A blip is
@@ -59,7 +59,7 @@ type retry struct {
 // overloadRe finds a body that names an overload in a 500 or 502: such a
 // failure is the decision table's "overloaded", not a blip. It reads the
 // verdict's code and message (failure.Classify's reading of the body); the
-// wordings are those of the flavors' overload bodies in PROVIDERS.md §2
+// wordings are those of the flavors' overload bodies in docs/PROVIDERS.md
 // ("The server is overloaded", "high demand", "high traffic"), and
 // "capacity" ("no capacity", "at capacity") for the same said otherwise.
 var overloadRe = regexp.MustCompile(`(?i)overload|high demand|high traffic|capacity`)

@@ -11,7 +11,7 @@ import (
 	"github.com/tollfree/tollfree/rest"
 )
 
-// Continuing a broken stream (issue 13, DESIGN.md): when a stream breaks
+// Continuing a broken stream (issue 13, docs/DECISIONS.md): when a stream breaks
 // after text reached the caller, the next eligible route continues it by
 // the best method it supports (config.Route.Continuation): a prefix
 // continuation where the provider honours one, else an instruct

@@ -30,7 +30,7 @@ providers:
 
 const answerChain = emutest.AnswerChain
 
-// TestDecisionTable drives every row of DESIGN.md's decision table through
+// TestDecisionTable drives every row of docs/DECISIONS.md's decision table through
 // the router: the first route fails as scripted, and the test checks which
 // route answered, what the caller got, and what rests, until when. (How
 // the HTTP API answers each ending, a route's answer or a CallerError of a

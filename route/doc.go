@@ -13,7 +13,7 @@
 // schema is asked a new question, its answer and what was wrong with it
 // (seed 002; typed.go).
 //
-// The decision table of DESIGN.md is applied in one place: walk.settle
+// The decision table of docs/DECISIONS.md is applied in one place: walk.settle
 // hands every attempt that did not answer to package rest (rest.Keeper),
 // which owns its consequences. A verdict's Scope says whether the failure
 // stays with the request (a bad parameter, a refusal, a prompt too large

@@ -13,13 +13,13 @@ import (
 )
 
 // Issue 10, item 1: a parameter the caller sent that a route does not take
-// skips that route for this request only (DESIGN.md, "unsupported here");
+// skips that route for this request only (docs/DECISIONS.md, "unsupported here");
 // only a refused setting of the route's own rests it (bad config). A route
 // that does not rest is ready in the status (package status's
 // TestSnapshotStates); one resting for bad config shows it there too.
 
 // gemCompatProviders adds Gemini's OpenAI-compatible endpoint, which
-// refuses every field it does not know (PROVIDERS.md §1).
+// refuses every field it does not know (docs/PROVIDERS.md).
 const gemCompatProviders = emutest.Providers + `
   gemcompat: {dialect: openai, base_url: EMU/gemini/v1beta/openai, api_key: ${GEMINI_API_KEY}}
 `

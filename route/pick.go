@@ -12,7 +12,7 @@ import (
 )
 
 // Picking decides whether one route may take one request now, without
-// calling it (DESIGN.md, step 2). The walk (launchNext, hedgePast), a
+// calling it (docs/DESIGN.md, "How one request flows", step 5). The walk (launchNext, hedgePast), a
 // stream's continuation (continueOn) and a probe all pick through pick, so
 // that a route is skipped for the same reasons wherever it is tried.
 

@@ -43,7 +43,7 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 }
 
 // silentLoser reports whether an attempt that lost a race had sent nothing
-// by the time it lost (DESIGN.md's "silent loser"), for at least the hedge
+// by the time it lost (docs/DECISIONS.md's silent_loser), for at least the hedge
 // delay. Nothing sent means no first chunk for a stream (the race is for
 // the first token); for a whole answer, no response at all: the adapters
 // report a call cancelled before the response headers with Status 0, and

@@ -79,7 +79,7 @@ func usageOf(answer string) llm.Usage {
 	return llm.Usage{PromptTokens: q, CompletionTokens: a, TotalTokens: q + a}
 }
 
-// TestStreamQuirks: every streaming quirk of PROVIDERS.md §3, in each
+// TestStreamQuirks: every streaming quirk of docs/PROVIDERS.md, in each
 // dialect, gives the same chunks, piece for piece: keep-alive comments,
 // CRLF framing, one malformed event, a missing [DONE], a line over 64 KiB,
 // lines split across reads; usage in the last chunk when asked; Gemini's

@@ -11,8 +11,8 @@ import (
 	"github.com/tollfree/tollfree/llm"
 )
 
-// A refusal of a field "this route does not take" is either DESIGN.md's
-// "unsupported here" (the caller sent it: skip the route for this request,
+// A refusal of a field "this route does not take" is either
+// docs/DECISIONS.md's "unsupported here" (the caller sent it: skip the route for this request,
 // rest nothing) or its "bad config" (the route's own extra fields sent it:
 // rest the route). The classifier names the field (failure.Verdict.Param);
 // only the router knows what the caller sent and what the route adds, so

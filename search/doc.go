@@ -1,5 +1,5 @@
 // Package search owns the content fallback: when every route of a chain is
-// resting or out of budget (DESIGN.md "fallback"), or the site is past its
+// resting or out of budget (docs/DESIGN.md "fallback"), or the site is past its
 // daily cap (seed 000: "past which it answers by search alone"), a plain
 // keyword search over the site's own pages answers instead, so the feature
 // never simply breaks. Seed 003 asks the same of its assistant: answer

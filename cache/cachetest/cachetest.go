@@ -1,5 +1,5 @@
 // Package cachetest is the conformance suite every cache.Backend passes
-// (STYLE.md: one suite runs against every store implementation). Expiry is
+// (docs/STYLE.md: one suite runs against every store implementation). Expiry is
 // left to each backend's own tests, since only some can be driven by a fake
 // clock.
 package cachetest

@@ -1,8 +1,8 @@
 // Package rediscache is the Redis (or Valkey) Backend of the response
 // cache, so that every instance of the gateway serves the answers any one
 // of them paid for. It is the cache's only importer of the Redis client,
-// which package cache must not pull into the library (STYLE.md: a heavy
-// dependency gets its own package).
+// which package cache must not pull into the library (docs/STYLE.md: a
+// heavy dependency gets its own package).
 package rediscache
 
 import (

@@ -1,8 +1,8 @@
 // Package clock owns time for everything in tollfree that waits or measures:
 // attempt deadlines, hedge delays, rests, quota windows and the emulator's
 // latencies. Code takes a Clock instead of calling the time package, so tests
-// drive time with a Fake and never sleep (STYLE.md: "Time comes from an
-// injected Clock").
+// drive time with a Fake and never sleep (docs/STYLE.md: "Time comes from
+// an injected clock").
 package clock
 
 import (

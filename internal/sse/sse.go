@@ -4,7 +4,8 @@
 // line ends, "data:x" with or without the space, multi-line data joined with
 // "\n", and comment lines, which it returns as events so that callers can
 // count keep-alives (OpenRouter's ": OPENROUTER PROCESSING"). Servers differ
-// in exactly these details (PROVIDERS.md §3), so the reader accepts them all.
+// in exactly these details (docs/PROVIDERS.md, "Streaming"), so the reader
+// accepts them all.
 package sse
 
 import (

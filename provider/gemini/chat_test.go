@@ -25,7 +25,7 @@ func TestChatTranslatesAnswer(t *testing.T) {
 		want llm.Response
 	}{
 		{
-			// PROVIDERS.md §1, the non-stream sample.
+			// docs/PROVIDERS.md, Gemini's whole-answer sample.
 			name: "plain",
 			body: `{
   "candidates": [{
@@ -86,7 +86,7 @@ func TestChatTranslatesAnswer(t *testing.T) {
 	}
 }
 
-// errorBodies returns the verbatim Gemini error bodies of PROVIDERS.md §2,
+// errorBodies returns the verbatim Gemini error bodies of docs/PROVIDERS.md,
 // kept in testdata/errors as <status>_<what>.json.
 func errorBodies(t *testing.T) map[string][]byte {
 	t.Helper()

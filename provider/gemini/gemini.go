@@ -8,7 +8,7 @@
 // The native API is used rather than Gemini's OpenAI-compatible endpoint
 // because only the native one takes a thinkingConfig reliably, returns
 // thought summaries as separate parts, and answers errors as plain objects
-// (PROVIDERS.md §1, §2).
+// (docs/PROVIDERS.md, "Gemini, native API").
 //
 // Translation of a request, in short:
 //

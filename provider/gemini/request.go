@@ -219,7 +219,7 @@ func responseFormat(gc map[string]json.RawMessage, raw json.RawMessage) {
 //	high, xhigh    24576                       HIGH
 //
 // The budgets are those of Gemini's OpenAI-compatible endpoint. Pro models
-// cannot turn thinking off (PROVIDERS.md §1: "Budget 0 is invalid",
+// cannot turn thinking off (docs/PROVIDERS.md: "Budget 0 is invalid",
 // MINIMAL rejected), so they get their least. Other models (Gemma, 2.0)
 // take no thinkingConfig: sending one is a 400.
 func thinkingFor(model, effort string) json.RawMessage {

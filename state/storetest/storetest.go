@@ -1,7 +1,7 @@
 // Package storetest owns the conformance suite that every state.Store passes,
 // so that the in-memory store and the Redis store cannot drift apart in what
-// Spend, Add, Sums and the rest methods mean (STYLE.md: "One conformance
-// suite runs against every Store implementation").
+// Spend, Add, Sums and the rest methods mean (docs/STYLE.md: "One
+// conformance suite runs against every implementation" of a store).
 //
 // The suite builds times from the wall clock (time.Now) because a shared
 // store such as Redis expires keys on its own clock; a store under test should

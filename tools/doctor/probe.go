@@ -73,7 +73,7 @@ func plan(o *Options) []providerJob {
 	return out
 }
 
-// levelsFor returns the thinking levels worth trying on r (PROVIDERS.md,
+// levelsFor returns the thinking levels worth trying on r (docs/PROVIDERS.md,
 // Gemini "Thinking"): Gemini 3.x takes thinkingLevel MINIMAL to HIGH, and
 // Pro and some Flash versions refuse MINIMAL; Gemini 2.5 takes a
 // thinkingBudget, and only Flash and Flash-Lite accept 0; OpenAI-style

@@ -34,7 +34,7 @@ func Chain() []string { return append([]string(nil), chain...) }
 // CappedChain returns the routes of seed 000's chain that have a published
 // daily cap or a per-minute token cap a day of questions can fill: seed
 // 000's chain without NVIDIA's three routes. NVIDIA publishes 40 requests
-// a minute and no daily cap (PROVIDERS.md), so with it in the chain a day
+// a minute and no daily cap (docs/PROVIDERS.md), so with it in the chain a day
 // binds only past 40 questions a minute, hour after hour; without it the
 // day's demand can exceed what the free tiers carry and the policies'
 // yields part. It is the simulated day's default chain.
@@ -68,7 +68,7 @@ func providersOf(routes []string) []string {
 }
 
 // newEmulator returns the emulated free tiers of the routes' providers,
-// with the limits of emulator.FreeTier (PROVIDERS.md) enforced on the
+// with the limits of emulator.FreeTier (docs/PROVIDERS.md) enforced on the
 // emulator's side, each refusal counted against the day as seed 000 saw.
 // As the capacity oracle (oracle true) every answer is instant and every
 // refusal free.
