@@ -199,7 +199,7 @@ func TestReferencesResolve(t *testing.T) {
 		checked++
 		s := string(b)
 		for _, m := range outside.FindAllStringIndex(s, -1) {
-			t.Errorf("%s:%d cites ../shared, which is not in the repository: write what it says into docs/", f, line(s, m[0]))
+			t.Errorf("%s:%d cites the folder beside the checkout, which is not in the repository: write what it says into docs/", f, line(s, m[0]))
 		}
 		if strings.HasSuffix(f, ".md") {
 			for _, m := range mdLink.FindAllStringSubmatchIndex(s, -1) {
