@@ -12,8 +12,10 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/goleak v1.3.0
-	golang.org/x/text v0.42.0
+	golang.org/x/text v0.44.0
 )
+
+require golang.org/x/net v0.63.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -28,6 +30,6 @@ require (
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -2,8 +2,9 @@ package assistant
 
 import (
 	"slices"
-	"strconv"
 	"strings"
+
+	"golang.org/x/text/language"
 )
 
 // hints are frequent short words of each language with a default resting
@@ -57,24 +58,31 @@ func (a *Assistant) Language(acceptLanguage, question string) string {
 	return langs[0]
 }
 
-// accepted reads an Accept-Language header (RFC 9110 12.5.4): the primary
-// tag of highest q with a resting sentence, "" when none has.
+// accepted reads an Accept-Language header (RFC 9110 12.5.4) with
+// golang.org/x/text/language: the language of highest q whose primary
+// tag has a resting sentence, "" when none has. The header is a
+// stranger's: only its first 16 entries are read, and an entry that does
+// not parse is left out rather than spoiling the others.
 func (a *Assistant) accepted(h string) string {
-	best, bestQ := "", 0.0
-	for i, part := range strings.Split(h, ",") {
-		if i >= 16 {
-			break // an untrusted header: read a few entries only
-		}
-		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		q := 1.0
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
+	parts := strings.SplitN(h, ",", 17)
+	if len(parts) > 16 {
+		parts = parts[:16]
+	}
+	tags, qs, err := language.ParseAcceptLanguage(strings.Join(parts, ","))
+	if err != nil {
+		// Keep what parses, entry by entry, in the header's order.
+		tags, qs = tags[:0], qs[:0]
+		for _, p := range parts {
+			if t, q, err := language.ParseAcceptLanguage(p); err == nil && len(t) == 1 {
+				tags, qs = append(tags, t[0]), append(qs, q[0])
 			}
 		}
-		primary, _, _ := strings.Cut(strings.ToLower(tag), "-")
-		if _, ok := a.cfg.Resting[primary]; ok && q > bestQ {
-			best, bestQ = primary, q
+	}
+	best, bestQ := "", float32(0)
+	for i, t := range tags {
+		base, _ := t.Base()
+		if _, ok := a.cfg.Resting[base.String()]; ok && qs[i] > bestQ {
+			best, bestQ = base.String(), qs[i]
 		}
 	}
 	return best

@@ -1,28 +1,32 @@
 package search
 
 import (
-	"html"
 	"strings"
+
+	"golang.org/x/net/html"
 )
 
-// parseHTML outlines an HTML page by stripping its tags: <title> (or the
-// first <h1>) is the title, <h1>..<h6> start sections (their id attribute
-// is the anchor), block elements end paragraphs, and the content of
-// elements a visitor does not read as the page's text (script, style, nav,
-// footer, and the like) is dropped. Entities are decoded. It is a tolerant
-// scanner, not a parser: broken markup yields text, never an error.
+// parseHTML outlines an HTML page from golang.org/x/net/html's tokenizer
+// (the HTML5 tokenization rules: raw text in script and style, entities,
+// attributes quoted or not, broken markup read as browsers read it):
+// <title> (or the first <h1>) is the title, <h1>..<h6> start sections
+// (their id attribute is the anchor), block elements end paragraphs, and
+// the content of elements a visitor does not read as the page's text
+// (script, style, nav, footer, and the like) is dropped. It builds no tree:
+// a page is read once, token by token, and broken markup yields text,
+// never an error.
 func parseHTML(src string) *outline {
 	o := &outline{}
 	var (
-		inTitle   bool
-		title     strings.Builder
-		hLevel    int // the open heading's level, 0 outside one
-		hID       string
-		hText     strings.Builder
-		textStart int
+		inTitle bool
+		title   strings.Builder
+		hLevel  int // the open heading's level, 0 outside one
+		hID     string
+		hText   strings.Builder
+		skip    string // the skipped element being read through, "" for none
+		depth   int    // how many skip elements are open inside it, itself included
 	)
 	emit := func(s string) {
-		s = html.UnescapeString(s)
 		switch {
 		case inTitle:
 			title.WriteString(s)
@@ -32,22 +36,41 @@ func parseHTML(src string) *outline {
 			o.text(s)
 		}
 	}
-	for i := 0; i < len(src); {
-		if src[i] != '<' {
-			i++
+	z := html.NewTokenizer(strings.NewReader(src))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break // the end of the page (or of what can be read of it)
+		}
+		if tt == html.TextToken {
+			if skip == "" {
+				emit(string(z.Text()))
+			}
 			continue
 		}
-		emit(src[textStart:i])
-		name, closing, attrs, end := tag(src, i)
-		i, textStart = end, end
-		switch {
-		case name == "":
-			if end == len(src) {
-				continue
+		if tt != html.StartTagToken && tt != html.EndTagToken && tt != html.SelfClosingTagToken {
+			continue // comments, doctypes
+		}
+		b, hasAttr := z.TagName()
+		name := string(b)
+		closing := tt == html.EndTagToken
+		if skip != "" {
+			switch {
+			case name != skip || tt == html.SelfClosingTagToken:
+			case closing:
+				if depth--; depth == 0 {
+					skip = ""
+				}
+			default:
+				depth++
 			}
-		case skipped(name) && !closing:
-			i = skipElement(src, end, name)
-			textStart = i
+			continue
+		}
+		switch {
+		case skipped(name):
+			if tt == html.StartTagToken {
+				skip, depth = name, 1
+			}
 		case name == "title":
 			inTitle = !closing
 			if closing && o.title == "" {
@@ -57,7 +80,7 @@ func parseHTML(src string) *outline {
 			level := int(name[1] - '0')
 			if !closing {
 				o.flush()
-				hLevel, hID = level, attr(attrs, "id")
+				hLevel, hID = level, idOf(z, hasAttr)
 				hText.Reset()
 			} else if hLevel > 0 {
 				o.heading(hLevel, hText.String(), hID)
@@ -73,7 +96,6 @@ func parseHTML(src string) *outline {
 			emit(" ")
 		}
 	}
-	emit(src[textStart:])
 	if hLevel > 0 {
 		o.heading(hLevel, hText.String(), hID)
 	}
@@ -81,91 +103,14 @@ func parseHTML(src string) *outline {
 	return o
 }
 
-// tag reads the markup starting at src[i] == '<'. It returns the lower-case
-// element name ("" for a comment, doctype or stray '<'), whether it closes,
-// its attribute text, and the index just past it.
-func tag(src string, i int) (name string, closing bool, attrs string, end int) {
-	rest := src[i:]
-	switch {
-	case strings.HasPrefix(rest, "<!--"):
-		if j := strings.Index(rest[4:], "-->"); j >= 0 {
-			return "", false, "", i + 4 + j + 3
+// idOf returns the id attribute of the tag z just read.
+func idOf(z *html.Tokenizer, more bool) string {
+	for more {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if string(k) == "id" {
+			return string(v)
 		}
-		return "", false, "", len(src)
-	case strings.HasPrefix(rest, "<!"), strings.HasPrefix(rest, "<?"):
-		if j := strings.IndexByte(rest, '>'); j >= 0 {
-			return "", false, "", i + j + 1
-		}
-		return "", false, "", len(src)
-	}
-	j := 1
-	if j < len(rest) && rest[j] == '/' {
-		closing = true
-		j++
-	}
-	k := j
-	for k < len(rest) && (isASCIIAlpha(rest[k]) || k > j && rest[k] >= '0' && rest[k] <= '9') {
-		k++
-	}
-	if k == j {
-		return "", false, "", i + 1 // a stray '<': text
-	}
-	name = strings.ToLower(rest[j:k])
-	// Find the closing '>' outside quoted attribute values.
-	var quote byte
-	for m := k; m < len(rest); m++ {
-		switch c := rest[m]; {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '>':
-			return name, closing, rest[k:m], i + m + 1
-		}
-	}
-	return name, closing, rest[k:], len(src)
-}
-
-// skipElement returns the index just past the close of the element name
-// whose content starts at i, or len(src) when it never closes.
-func skipElement(src string, i int, name string) int {
-	for i < len(src) {
-		j := strings.Index(src[i:], "</")
-		if j < 0 {
-			return len(src)
-		}
-		i += j
-		if n := i + 2 + len(name); n <= len(src) && strings.EqualFold(src[i+2:n], name) {
-			_, _, _, end := tag(src, i)
-			return end
-		}
-		i += 2
-	}
-	return len(src)
-}
-
-// attr returns the value of attribute key in a tag's attribute text.
-func attr(attrs, key string) string {
-	for i := 0; i+len(key) < len(attrs); i++ {
-		if attrs[i+len(key)] != '=' || !strings.EqualFold(attrs[i:i+len(key)], key) {
-			continue
-		}
-		if i > 0 && attrs[i-1] != ' ' && attrs[i-1] != '\t' && attrs[i-1] != '\n' {
-			continue // data-id=, not id=
-		}
-		v := attrs[i+len(key)+1:]
-		if v != "" && (v[0] == '"' || v[0] == '\'') {
-			if j := strings.IndexByte(v[1:], v[0]); j >= 0 {
-				return html.UnescapeString(v[1 : 1+j])
-			}
-			return ""
-		}
-		if j := strings.IndexAny(v, " \t\n/>"); j >= 0 {
-			v = v[:j]
-		}
-		return v
 	}
 	return ""
 }
@@ -191,5 +136,3 @@ func block(name string) bool {
 	}
 	return false
 }
-
-func isASCIIAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
