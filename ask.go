@@ -49,7 +49,7 @@ func (sa *siteAssistant) version() string {
 // search is the assistant's answer when no model can give one.
 func (sa *siteAssistant) search(c *Call) string {
 	q := lastUser(c.Request)
-	text, _ := sa.Search(sa.content.Current(), q, sa.Language(c.Language, q))
+	text, _, _ := sa.Search(sa.content.Current(), q, sa.Language(c.Language, q))
 	return text
 }
 

@@ -368,7 +368,16 @@ func (g *Gateway) searchAnswer(ch *config.Chain, c *Call) (string, bool) {
 	if lib == nil {
 		return "", false
 	}
-	return lib.Answer(lastUser(c.Request))
+	ix := lib.Current()
+	if ix == nil {
+		return "", false
+	}
+	// The site assistant's builder, with its default sentences: the one
+	// search answer, in the caller's language (Accept-Language, else the
+	// question's words, else English).
+	q := lastUser(c.Request)
+	text, _, found := g.resting.Search(ix, q, g.resting.Language(c.Language, q))
+	return text, found
 }
 
 // lastUser returns the text of the last user message: the question a

@@ -47,6 +47,7 @@ package tollfree
 import (
 	"errors"
 	"fmt"
+	"github.com/tollfree/tollfree/assistant"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -127,12 +128,15 @@ type Gateway struct {
 	content map[string]*content.Library // by chain: the content its answers draw on
 	// assistants are the site assistants, by chain (ask.go, issue 14).
 	assistants map[string]*siteAssistant
-	ids        *reqid.Source // names the requests that come without an id
-	clock      clock.Clock
-	logger     *slog.Logger
-	handler    *httpapi.Server
-	served     http.Handler   // handler behind the scrubbing of secrets (secrets.go)
-	obs        *observability // status, stats, metrics (observability.go)
+	// resting builds a plain chain's search fallback: an assistant with
+	// the default resting sentences, and no rules or contact of its own.
+	resting *assistant.Assistant
+	ids     *reqid.Source // names the requests that come without an id
+	clock   clock.Clock
+	logger  *slog.Logger
+	handler *httpapi.Server
+	served  http.Handler   // handler behind the scrubbing of secrets (secrets.go)
+	obs     *observability // status, stats, metrics (observability.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -198,6 +202,7 @@ func New(o Options) (*Gateway, error) {
 	g.shelf = newShelf(o.Clock, o.Logger)
 	g.content = openContents(o.Plan, g.shelf)
 	g.assistants = openAssistants(o.Plan, g.content)
+	g.resting = assistant.New(&config.Assistant{Resting: config.DefaultResting()})
 	r, err := route.New(route.Options{
 		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget, Shaper: g,
 		Clock: o.Clock, Recorder: scrubRecorder{next: recs, set: secrets}, Logger: o.Logger,

@@ -12,15 +12,25 @@ const (
 	// searchSections caps the sections a search answer quotes, and the
 	// sources given when a model cited none.
 	searchSections = 3
+	// keepRatio leaves out of a search answer a runner-up scoring under
+	// this share of the best section: a distant match is noise.
+	keepRatio = 0.35
+	// MaxAnswer caps the characters (runes) of a search answer.
+	MaxAnswer = 1200
 	// maxSources caps the sources of one answer.
 	maxSources = 5
 )
 
-// Search answers without a model, when every route is resting or the
-// site's cap is reached (seeds 000, 003): the resting sentence in lang,
-// then the best sections for the question quoted with their links, or the
-// contact page when nothing matches. sources are the sections quoted.
-func (a *Assistant) Search(ix *search.Index, question, lang string) (text string, sources []llm.Source) {
+// Search is the one answer given without a model (seeds 000, 001, 003),
+// for a site assistant and for a plain chain whose fallback is a search
+// alike: the resting sentence in lang (config.DefaultResting's four
+// languages, or the assistant's own), then the sections that best match
+// the question, each as a Markdown link to it (or its title, without a
+// base URL) and its best passage, the close runners-up only; or, when
+// nothing matches, the contact page if one is set. It never echoes the
+// question. found reports whether a section matched; sources are the
+// sections quoted. text is valid UTF-8 of at most MaxAnswer characters.
+func (a *Assistant) Search(ix *search.Index, question, lang string) (text string, sources []llm.Source, found bool) {
 	var b strings.Builder
 	b.WriteString(a.Resting(lang))
 	var hits []search.Hit
@@ -29,6 +39,9 @@ func (a *Assistant) Search(ix *search.Index, question, lang string) (text string
 	}
 	for i := range hits {
 		h := &hits[i]
+		if i > 0 && h.Score < keepRatio*hits[0].Score {
+			break
+		}
 		b.WriteString("\n\n")
 		if h.URL != "" {
 			b.WriteString("[" + mdText(title(h)) + "](" + h.URL + ")")
@@ -43,7 +56,7 @@ func (a *Assistant) Search(ix *search.Index, question, lang string) (text string
 	if len(hits) == 0 && a.cfg.Contact != "" {
 		b.WriteString("\n\n[" + a.cfg.Contact + "](" + a.cfg.Contact + ")")
 	}
-	return b.String(), sources
+	return cut(b.String(), MaxAnswer), sources, len(hits) > 0
 }
 
 // Sources names the sections an answer drew on: those whose link it holds,

@@ -104,15 +104,6 @@ func (l *Library) Version() string {
 	return ""
 }
 
-// Answer answers query from the served content (search.Index.Answer);
-// false while the content is unavailable.
-func (l *Library) Answer(query string) (string, bool) {
-	if ix := l.cur.Load(); ix != nil {
-		return ix.Answer(query)
-	}
-	return "", false
-}
-
 // Search ranks the served sections for query (search.Index.Search); nil
 // while the content is unavailable.
 func (l *Library) Search(query string, n int) []search.Hit {

@@ -129,8 +129,8 @@ func TestBrokenFileSkippedAndReported(t *testing.T) {
 	if !st.Available() || st.Pages != 1 || len(st.Skipped) != 1 || st.Skipped[0].Path != "latin1.txt" {
 		t.Fatalf("status = %+v, want good.md served and latin1.txt skipped", st)
 	}
-	if _, ok := f.lib.Answer("exports"); !ok {
-		t.Error("Answer(exports) found nothing, want the good page")
+	if len(f.lib.Search("exports", 1)) == 0 {
+		t.Error("Search(exports) found nothing, want the good page")
 	}
 	write(t, dir, "other.md", "# Other\n\nMore.")
 	f.poll()
@@ -157,8 +157,8 @@ func TestMissingFolderThenCreated(t *testing.T) {
 	if st.Available() || f.lib.Current() != nil || f.lib.Version() != "" || !errors.Is(st.Err, os.ErrNotExist) {
 		t.Fatalf("missing folder: status %+v, want unavailable with a not-exist error", st)
 	}
-	if _, ok := f.lib.Answer("anything"); ok {
-		t.Error("Answer on a missing folder found something")
+	if len(f.lib.Search("anything", 1)) != 0 {
+		t.Error("Search on a missing folder found something")
 	}
 	f.poll()
 	f.poll()
@@ -189,7 +189,7 @@ func TestFailedReloadKeepsIndex(t *testing.T) {
 	if f.lib.Version() != v1 || st.Version != v1 || !errors.Is(st.Err, search.ErrNoContent) {
 		t.Errorf("after a failed reload: version %q status %+v, want %q kept and the failure shown", f.lib.Version(), st, v1)
 	}
-	if _, ok := f.lib.Answer("export"); !ok {
+	if len(f.lib.Search("export", 1)) == 0 {
 		t.Error("the previous index no longer answers")
 	}
 	if !strings.Contains(f.log.String(), "previous version is still served") {

@@ -107,8 +107,15 @@ chains:
 	if r.status != 200 || r.header.Get("X-Tollfree-Fallback") != "search" {
 		t.Fatalf("%d fallback=%q %s", r.status, r.header.Get("X-Tollfree-Fallback"), r.body)
 	}
-	if c := r.content(t); !strings.Contains(strings.ToLower(c), "contact") {
-		t.Errorf("search answer does not come from the contact page: %q", c)
+	if c := r.content(t); !strings.Contains(strings.ToLower(c), "contact") || !strings.HasPrefix(c, "The assistant is resting right now;") {
+		t.Errorf("search answer does not come from the contact page, in English: %q", c)
+	}
+	// The same answer as a site assistant's, in the caller's language
+	// (issue 30: a plain chain's was English only).
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.HighDemand})
+	r = h.askText("site", "How can I contact you?", "Accept-Language", "fr-FR,fr;q=0.9")
+	if c := r.content(t); !strings.HasPrefix(c, "L'assistant se repose") || !strings.Contains(strings.ToLower(c), "contact") {
+		t.Errorf("with Accept-Language fr: %q, want the French sentence and the contact page", c)
 	}
 	// Nothing matches: the fixed message answers instead.
 	r = h.askText("site", "zzzz qqqq")

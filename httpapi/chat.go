@@ -63,7 +63,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	// The user field narrows only a key that says so (caller.Identity.Narrow).
 	who = who.Narrow(req.User)
-	call := llm.Call{Request: req, Caller: who.Caller(), NoCache: noCache(r), ID: id}
+	call := llm.Call{Request: req, Caller: who.Caller(), NoCache: noCache(r), ID: id, Language: r.Header.Get("Accept-Language")}
 	if req.Stream {
 		s.stream(w, r, ch, who, call)
 		return

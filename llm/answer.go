@@ -41,8 +41,9 @@ type Call struct {
 	// ID is the request id written to the call log. Empty: the gateway
 	// makes one.
 	ID string
-	// Language is the visitor's Accept-Language, for a site assistant's
-	// resting sentence; "" guesses it from the question (issue 14).
+	// Language is the visitor's Accept-Language, for the resting sentence
+	// of a search answer (a site assistant's, or a plain chain's search
+	// fallback); "" guesses it from the question (issue 14).
 	Language string
 	// Ask, for a site assistant's chain, keeps the answer's sources apart
 	// (Answer.Sources) instead of ending its text with them as Markdown

@@ -69,14 +69,6 @@ func BenchmarkSearch(b *testing.B) {
 	b.ReportMetric(float64(ix.Sections()), "sections")
 }
 
-func BenchmarkAnswer(b *testing.B) {
-	ix := benchSite(b, 300)
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		ix.Answer(benchQueries[i%len(benchQueries)])
-	}
-}
-
 // BenchmarkOpen: reading and indexing the 300 pages (about 1.2 MB).
 func BenchmarkOpen(b *testing.B) {
 	dir := writeSite(b, 300)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollfree/tollfree/assistant"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/search"
 )
@@ -30,7 +31,8 @@ func TestFallbackSearchesTheSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text, ok := ix.Answer("Where does the author live?"); !ok || !strings.Contains(text, "Lisbon") {
+	a := assistant.New(&config.Assistant{Resting: config.DefaultResting()})
+	if text, _, ok := a.Search(ix, "Where does the author live?", "en"); !ok || !strings.Contains(text, "Lisbon") {
 		t.Errorf("the search fallback answers %q, %v; want the page that says Lisbon", text, ok)
 	}
 }
