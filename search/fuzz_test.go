@@ -5,7 +5,6 @@ import (
 	"unicode/utf8"
 )
 
-
 // FuzzParse feeds arbitrary pages to the three parsers and the indexer's
 // tokenizer: they never panic, and valid UTF-8 in gives valid UTF-8 out.
 func FuzzParse(f *testing.F) {

@@ -216,7 +216,6 @@ func TestSnippetBound(t *testing.T) {
 	}
 }
 
-
 func TestConcurrent(t *testing.T) {
 	ix := openSite(t, Options{})
 	queries := []string{"password reset", "money back", "export csv", "cafe", "ノート", "", "offline sync"}
