@@ -17,6 +17,7 @@ import (
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/route"
 	"github.com/tollfree/tollfree/status"
 )
@@ -27,9 +28,9 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "retake docs/status
 // chromiumPath is where Debian's chromium package puts the browser.
 const chromiumPath = "/usr/bin/chromium"
 
-// findChromium returns the browser, installing Debian's package when it is
-// missing and apt-get can run. It fails the test under CI and skips it,
-// saying why, anywhere else without a browser.
+// findChromium returns the browser. A test never installs it: .ci/run
+// does (Debian's chromium package). Without one the test fails under CI
+// and is skipped, saying how to install it, anywhere else.
 func findChromium(t *testing.T) string {
 	t.Helper()
 	for _, p := range []string{chromiumPath, "chromium", "chromium-browser"} {
@@ -37,32 +38,8 @@ func findChromium(t *testing.T) string {
 			return path
 		}
 	}
-	why := "no chromium at " + chromiumPath
-	if apt, err := exec.LookPath("apt-get"); err == nil && os.Geteuid() == 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, apt, "install", "-y", "-qq", "chromium")
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err == nil {
-			if path, err := exec.LookPath(chromiumPath); err == nil {
-				return path
-			}
-		}
-		why += "; apt-get install -y chromium did not provide it: " + lastLine(out)
-	} else {
-		why += " and apt-get cannot install it here (needs root and apt-get)"
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("browser test: %s; CI must run it (.ci/run installs chromium)", why)
-	}
-	t.Skipf("SKIPPED browser test: %s. Install it with: apt-get install -y chromium", why)
+	testenv.Unavailable(t, "browser test: no chromium at "+chromiumPath+"; install it with: apt-get install -y chromium (.ci/run does)")
 	return ""
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
 }
 
 // newBrowser starts headless Chromium with a fresh profile and returns a
