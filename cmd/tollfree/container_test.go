@@ -393,7 +393,7 @@ func TestInstallDocsMatchGoMod(t *testing.T) {
 			t.Errorf("README lacks %q", want)
 		}
 	}
-	if !strings.Contains(repoFile(t, "Dockerfile"), "FROM golang:"+m[1]+" AS build") {
+	if !strings.Contains(repoFile(t, "Dockerfile"), "FROM docker.io/library/golang:"+m[1]+" AS build") {
 		t.Errorf("the Dockerfile's build stage is not golang:%s", m[1])
 	}
 }
