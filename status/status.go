@@ -234,6 +234,9 @@ type Route struct {
 	Figures
 	Attempts uint64 `json:"attempts"`
 	OK       uint64 `json:"ok"`
+	// Cached counts the route's answers served again from the cache, at
+	// no call (not attempts).
+	Cached uint64 `json:"cached,omitempty"`
 	// Latest counts its last live.Lately judged attempts (absent before
 	// the first): how many failed, and how many of those lost a hedge race
 	// in silence.
@@ -411,6 +414,7 @@ func (s *Source) figures(r *Route) {
 	}
 	r.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
 	r.Attempts, r.OK, r.SilentLosses, r.SchemaFailures = st.Attempts, st.OK, st.SilentLosses, st.SchemaFailures
+	r.Cached = st.Cached
 	r.PoliteRetries, r.PoliteRetriesAnswered = st.PoliteRetries, st.PoliteRetriesAnswered
 	for i, n := range st.Rescues {
 		if n > 0 {

@@ -208,6 +208,10 @@ func (w *writer) route(r *status.Route, now time.Time, admin bool) {
 	w.fig("failover", pct(r.FailoverRate))
 	w.WriteString("</dl>\n" + `<div class="last">`)
 	w.text(plural(r.Attempts, "attempt", "attempts"))
+	if r.Cached > 0 {
+		w.WriteString(" · ")
+		w.text(plural(r.Cached, "answer from the cache", "answers from the cache"))
+	}
 	if r.SilentLosses > 0 {
 		w.WriteString(` · <span data-silent>`)
 		w.text(plural(r.SilentLosses, "race lost in silence", "races lost in silence"))
