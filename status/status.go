@@ -374,7 +374,7 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	for _, name := range p.ChainOrder {
 		ch := p.Chains[name]
-		c := Chain{Name: name, State: ChainDown, Fallback: fallbackName(ch.Fallback.Kind)}
+		c := Chain{Name: name, State: ChainDown, Fallback: fallbackName(ch)}
 		firstEnabled := true
 		for _, rt := range ch.Routes {
 			c.Routes = append(c.Routes, rt.ID)
@@ -535,8 +535,15 @@ func windows(b quota.Budget) Windows {
 	return out
 }
 
-func fallbackName(k config.FallbackKind) string {
-	switch k {
+// fallbackName is what answers when no route of ch can: a site
+// assistant's fallback is always a search of its content, whatever the
+// chain's fallback says (issue 34: an assistant chain read "error" while
+// it answered mode: search).
+func fallbackName(ch *config.Chain) string {
+	if ch.Assistant != nil {
+		return "search"
+	}
+	switch ch.Fallback.Kind {
 	case config.FallbackMessage:
 		return "message"
 	case config.FallbackSearch:
