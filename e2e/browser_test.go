@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,6 +254,76 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if r := routeOf(t, h.snapshot(), gem); r.State != status.Ready {
 		t.Errorf("after clicking resume, %s is %q, want ready", gem, r.State)
 	}
+}
+
+// TestStatusPageTokenInBrowser: the admin token typed above the page is
+// acknowledged as it is typed (accepted, or not the admin token), and a
+// Pause clicked with no token typed opens a dialog that asks for it, says
+// in the dialog when it is wrong (staying open, the reason kept), and
+// pauses with the right one (issue 34).
+func TestStatusPageTokenInBrowser(t *testing.T) {
+	checkLeaks(t)
+	h := newStatusHarness(t, true)
+	h.ask("small")
+	ctx := newBrowser(t, 1280, 900)
+	const gem = "gemini/gemini-2.5-flash-lite"
+	sel := func(route, state string) string { return `[data-route="` + route + `"][data-state="` + state + `"]` }
+	text := func(js string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return s
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(h.srv.URL+"/status"),
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Ready))),
+		pauseFromPage(sel(gem, status.Ready), "1h", "testing the dialog"),
+		chromedp.WaitVisible(chromedp.ID("pause-error")),
+	); err != nil {
+		t.Fatalf("pausing with no token typed: %v", err)
+	}
+	if got := text(`document.getElementById('pause-error').textContent`); !strings.Contains(got, "admin token") {
+		t.Errorf("the dialog with no token says %q, want it to ask for the admin token", got)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("pause-token"), "not-the-token"),
+		chromedp.Click(chromedp.CSS(`#pause-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("pause-error")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitText := func(js, want string) {
+		t.Helper()
+		// The page's own fetch to the gateway decides it: wait for the
+		// text in the browser, bounded, rather than read it once.
+		cond := js + `.includes(` + strconv.Quote(want) + `)`
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("%s never held %q (it is %q): %v", js, want, text(js), err)
+		}
+	}
+	waitText(`document.getElementById('pause-error').textContent`, "not the admin token")
+	if open := text(`String(document.getElementById('pause-form').open)`); open != "true" {
+		t.Error("a wrong token closed the dialog")
+	}
+	if got := text(`document.getElementById('pause-reason').value`); got != "testing the dialog" {
+		t.Errorf("a wrong token lost the reason typed: %q", got)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("pause-token"), adminToken),
+		chromedp.Click(chromedp.CSS(`#pause-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(sel(gem, status.Paused))),
+	); err != nil {
+		t.Fatalf("pausing with the token typed in the dialog: %v", err)
+	}
+	if r := routeOf(t, h.snapshot(), gem); r.State != status.Paused || !strings.Contains(r.Rest.Reason, "testing the dialog") {
+		t.Errorf("after the dialog, %s is %q (%+v), want paused with the reason", gem, r.State, r.Rest)
+	}
+	// The token given in the dialog now sits above, acknowledged.
+	waitText(`document.getElementById('token-state').textContent`, "admin token accepted")
+	text(`(() => { const e = document.getElementById('token'); e.value = 'wrong'; e.dispatchEvent(new Event('input')); return '' })()`)
+	waitText(`document.getElementById('token-state').textContent`, "not the admin token")
 }
 
 // takeScreenshot writes docs/status.png: the whole page at a laptop width.
