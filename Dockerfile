@@ -5,6 +5,7 @@
 # time/tzdata), so /usr/share/zoneinfo is not copied.
 #
 #   docker build --build-arg VERSION=v0.1.0 -t tollfree .
+#   podman build --format docker --build-arg VERSION=v0.1.0 -t tollfree .
 #   docker run -p 8080:8080 -e GROQ_API_KEY -v "$PWD/tollfree.yaml:/config/tollfree.yaml:ro" tollfree
 #
 # The gateway listens on 0.0.0.0:8080 inside (CMD's -listen, which overrides
@@ -13,8 +14,15 @@
 # presets with the keys in the environment. State, call log and cache:
 # /data (the working directory). Keys come from the environment (or api_key_file on a mounted
 # secret), never from the image.
+#
+# Base images are named in full (docker.io/library/...): podman resolves
+# no short name without a registries.conf alias. Podman writes OCI images
+# by default, and the OCI format has no HEALTHCHECK: build with
+# --format docker to keep it. The final stage is the same as
+# deploy/Dockerfile.release's, which packs a release binary
+# (scripts/image.sh; CI builds it with podman and inspects it).
 
-FROM golang:1.26.8 AS build
+FROM docker.io/library/golang:1.26.8 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
@@ -37,7 +45,9 @@ USER 65532:65532
 WORKDIR /data
 VOLUME ["/config", "/data"]
 EXPOSE 8080
+# Liveness: /healthz is 200 while the process serves, even with no key set
+# (degraded, not down). Readiness (/readyz) is for a load balancer.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=5s --retries=3 \
-    CMD ["/tollfree", "health", "http://127.0.0.1:8080/readyz"]
+    CMD ["/tollfree", "health", "http://127.0.0.1:8080/healthz"]
 ENTRYPOINT ["/tollfree"]
 CMD ["serve", "-listen", "0.0.0.0:8080"]

@@ -326,6 +326,11 @@ func (g *Gateway) unanswered(ctx context.Context, ch *config.Chain, c *Call, err
 		// request asked either (issue 15).
 		g.obs.Request(ch.Name, outcomeFailed, 0)
 	case errors.As(err, &ex):
+		if nre := config.NoRouteEnabled(ch); nre != nil {
+			g.obs.FallbackServed(ch.Name, "error")
+			g.obs.Request(ch.Name, outcomeFailed, 0)
+			return 0, "", fmt.Errorf("tollfree: %w", nre)
+		}
 		if by, text, ok := g.fallback(ch, c); ok {
 			g.obs.FallbackServed(ch.Name, by.Fallback())
 			g.obs.Request(ch.Name, outcomeFallback, 0)

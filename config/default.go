@@ -48,12 +48,22 @@ const DefaultName = "built-in defaults"
 // Default builds a plan with no config file: every preset provider, keyed
 // from env where its key variable is set (GROQ_API_KEY, GEMINI_API_KEY...)
 // and listed as disabled where it is not; an "answer" chain over their good
-// free models with a fixed fallback message; and the role chains of
+// free models with a fixed fallback message (Implied: with no key set at
+// all, a request gets a NoRouteEnabledError naming the keys instead); and the role chains of
 // PLANNER_MODEL, EXTRACTOR_MODEL and JUDGE_MODEL when set. It also reads
 // TOLLFREE_ADMIN_TOKEN, TOLLFREE_KEY and REDIS_URL, each optional: without
 // TOLLFREE_KEY the gateway asks callers for no key (it listens on loopback
 // by default). It fails when a role variable is malformed, or when
 // TOLLFREE_ADMIN_TOKEN or TOLLFREE_KEY is set but too short (MinKeyLength).
 func Default(env func(string) string) (*Plan, error) {
-	return Parse(DefaultName, []byte(defaultYAML), env)
+	p, err := Parse(DefaultName, []byte(defaultYAML), env)
+	if err != nil {
+		return nil, err
+	}
+	// No file asked for the answer chain's message: it is for a chain
+	// whose routes rest, not for one whose keys are all unset.
+	if c := p.Chains["answer"]; c != nil && c.Fallback.Kind == FallbackMessage {
+		c.Fallback.Implied = true
+	}
+	return p, nil
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -175,4 +176,30 @@ func fieldNames(t reflect.Type) map[string]bool {
 		}
 	}
 	return out
+}
+
+// tabHint says what to do when the line that stopped the parser is
+// indented with a tab, which YAML forbids ("found character '\t' that
+// cannot start any token" says what the parser saw, not what to change).
+// The line is found from the error's, or else the first line indented
+// with a tab.
+func tabHint(src []byte, line int) (string, int) {
+	lines := strings.Split(string(src), "\n")
+	tabbed := func(l string) bool {
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		return strings.ContainsRune(indent, '\t')
+	}
+	if line < 1 || line > len(lines) || !tabbed(lines[line-1]) {
+		line = 0
+		for i, l := range lines {
+			if tabbed(l) {
+				line = i + 1
+				break
+			}
+		}
+	}
+	if line == 0 {
+		return "", 0
+	}
+	return "line " + strconv.Itoa(line) + " is indented with a tab; YAML indents with spaces only: replace the tab with spaces (2 a level, as the lines above)", line
 }

@@ -14,6 +14,10 @@ func TestNewcomerProblems(t *testing.T) {
 		name, yaml string
 		want       []string
 	}{{
+		name: "a tab in the indentation",
+		yaml: "providers:\n  groq: {}\nchains:\n\tanswer: {routes: [groq/llama-3.3-70b-versatile]}\n",
+		want: []string{"t.yaml:4: cannot parse YAML: line 4 is indented with a tab; YAML indents with spaces only: replace the tab with spaces (2 a level, as the lines above)"},
+	}, {
 		name: "field under-indented by one",
 		yaml: `providers:
   groq: {}

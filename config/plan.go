@@ -367,6 +367,12 @@ type Fallback struct {
 	Message string
 	// Content is the folder or file searched by FallbackSearch.
 	Content string
+	// Implied marks the built-in defaults' message (Default), which no
+	// file asked for: it answers while some route of the chain is enabled
+	// (every route resting), never for a chain with none enabled, which
+	// gets a NoRouteEnabledError naming the keys to set instead (issue 34:
+	// an SDK shows a 200 "resting" as the model's answer).
+	Implied bool
 }
 
 // Chain is an ordered list of routes serving one use case.

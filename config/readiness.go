@@ -16,6 +16,10 @@ type ChainReadiness struct {
 	// Fixes say what enables the disabled routes, one per distinct reason,
 	// in route order: "set GEMINI_API_KEY (gemini/gemini-2.5-flash)".
 	Fixes []string
+	// Loud is set when the chain's fallback is the built-in defaults'
+	// (Fallback.Implied): with no route enabled, a request gets a 503
+	// no_route_enabled, not the fallback.
+	Loud bool
 }
 
 // Readiness returns every chain's ChainReadiness, in config order.
@@ -28,7 +32,7 @@ func (p *Plan) Readiness() []ChainReadiness {
 }
 
 func chainReadiness(c *Chain) ChainReadiness {
-	r := ChainReadiness{Chain: c.Name, Total: len(c.Routes)}
+	r := ChainReadiness{Chain: c.Name, Total: len(c.Routes), Loud: c.Fallback.Implied}
 	var reasons []string
 	byReason := map[string][]string{}
 	for _, rt := range c.Routes {
@@ -76,7 +80,10 @@ func (r ChainReadiness) String() string {
 		noun = "route"
 	}
 	s := fmt.Sprintf("chain %s: %d of %d %s enabled", r.Chain, r.Enabled, r.Total, noun)
-	if r.Enabled == 0 {
+	switch {
+	case r.Enabled == 0 && r.Loud:
+		s += ", so every request gets a 503 no_route_enabled"
+	case r.Enabled == 0:
 		s += ", so every request gets its fallback"
 	}
 	if len(r.Fixes) > 0 {
@@ -99,4 +106,35 @@ func (p *Plan) Serves(name string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w; add one, say\n\n  providers:\n    groq: {}          # key from GROQ_API_KEY\n  chains:\n    answer:\n      routes: [groq/llama-3.3-70b-versatile]\n\nor start from examples/tollfree.yaml", name, ErrNoChains)
+}
+
+// NoRouteEnabledError is a request to a chain with no route enabled (no
+// key set for any of them) whose fallback the config did not ask for
+// (Fallback.Implied): answered 503 no_route_enabled, naming what to set.
+type NoRouteEnabledError struct {
+	Chain string
+	// Fixes are the chain's ChainReadiness.Fixes.
+	Fixes []string
+}
+
+func (e *NoRouteEnabledError) Error() string {
+	s := "chain " + e.Chain + " has no route enabled, so nothing can answer"
+	if len(e.Fixes) > 0 {
+		s += "; " + strings.Join(e.Fixes, "; ")
+	}
+	return s + " (tollfree check lists every route and why it is off)"
+}
+
+// NoRouteEnabled returns the error a request to c gets when no route of c
+// is enabled and its fallback is the built-in defaults' (Implied); nil
+// otherwise.
+func NoRouteEnabled(c *Chain) *NoRouteEnabledError {
+	if !c.Fallback.Implied {
+		return nil
+	}
+	r := chainReadiness(c)
+	if r.Enabled > 0 {
+		return nil
+	}
+	return &NoRouteEnabledError{Chain: c.Name, Fixes: r.Fixes}
 }

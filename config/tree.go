@@ -89,6 +89,10 @@ func parseTree(src []byte, env func(string) string, probs *problems) *node {
 			}
 			if hint := indentHint(src, line); hint != "" {
 				msg = "cannot parse YAML: " + hint
+			} else if strings.Contains(yerr.GetMessage(), "'\t'") {
+				if hint, at := tabHint(src, line); hint != "" {
+					msg, line = "cannot parse YAML: "+hint, at
+				}
 			}
 		}
 		probs.addLine(line, "", msg)

@@ -196,6 +196,13 @@ func TestAssistantWithoutModels(t *testing.T) {
 	if s.Mode != "search" || !strings.HasPrefix(s.Answer, "L'assistant se repose") || !strings.Contains(s.Answer, "(https://example.com/guide#import)") || len(s.Sources) == 0 {
 		t.Errorf("search answer: %+v", s)
 	}
+	// The status page says what answered: an assistant's fallback is its
+	// content's search (issue 34: it read "error").
+	for _, c := range h.snapshot().Chains {
+		if c.Name == "site" && c.Fallback != "search" {
+			t.Errorf("/status.json says chain site falls back to %q; it answered mode search", c.Fallback)
+		}
+	}
 }
 
 // TestAssistantCORS: a listed origin's preflight is allowed; another's is

@@ -151,3 +151,31 @@ func TestCacheCollapsesIdenticalRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheHitsAreNoAttempts: a question asked three times is one call:
+// the route's card counts one attempt and two answers from the cache, and
+// its latency is the call's, not pulled down by hits at 0 ms (issue 34: a
+// card read "3 attempts" for one real request). The chain counts the hits.
+func TestCacheHitsAreNoAttempts(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, cachedChain)
+	for i := range 3 {
+		if r := h.askText("site", "What is tollfree?"); r.status != 200 {
+			t.Fatalf("ask %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	s := h.snapshot()
+	r := routeOf(t, s, "groq/llama-3.3-70b-versatile")
+	if r.Attempts != 1 || r.OK != 1 || r.Cached != 2 {
+		t.Errorf("route card: %d attempts, %d ok, %d from the cache; want 1, 1, 2", r.Attempts, r.OK, r.Cached)
+	}
+	for _, c := range s.Chains {
+		if c.Name == "site" && (c.Answered != 1 || c.Cached != 2) {
+			t.Errorf("chain site: %d answered by a route, %d from the cache; want 1 and 2", c.Answered, c.Cached)
+		}
+	}
+	page := h.get("/status")
+	if !strings.Contains(string(page.body), "1 attempt · 2 answers from the cache") {
+		t.Errorf("the page's card does not say 1 attempt and 2 answers from the cache")
+	}
+}

@@ -331,7 +331,9 @@ func copyExampleModule(t *testing.T, root, name string) string {
 }
 
 // goIn runs the go command in dir, offline (the module cache holds every
-// dependency), with env added to this process's environment.
+// dependency), with env added to this process's environment. go.mod is
+// read only, as a reader's `go run .` reads it: an example whose go.mod
+// lacks a requirement fails here.
 func goIn(t *testing.T, dir string, env map[string]string, args ...string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -340,7 +342,7 @@ func goIn(t *testing.T, dir string, env map[string]string, args ...string) strin
 	}
 	cmd := exec.CommandContext(t.Context(), goBin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly -buildvcs=false", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

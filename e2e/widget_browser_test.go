@@ -89,6 +89,19 @@ func askWidget(t *testing.T, ctx context.Context, q string) widgetAnswer {
 	return a
 }
 
+// eachLinkOnce fails t when a links to one address more than once (issue
+// 34: each source showed twice, inline and as a bullet).
+func eachLinkOnce(t *testing.T, what string, a widgetAnswer) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, l := range a.Links {
+		if seen[l.Href] {
+			t.Errorf("%s links to %s twice: %+v", what, l.Href, a.Links)
+		}
+		seen[l.Href] = true
+	}
+}
+
 // linksTo tells whether a has a link whose href starts with prefix, and
 // that every link is safe to follow.
 func linksTo(t *testing.T, a widgetAnswer, prefix string) bool {
@@ -191,6 +204,7 @@ func widgetFlow(t *testing.T, base, token string) {
 	if !linksTo(t, a, site+"export") {
 		t.Errorf("first answer links %+v; want a link to %sexport", a.Links, site)
 	}
+	eachLinkOnce(t, "the first answer", a)
 	seen, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[...new Set(tfSeen.filter(n => n > 1))]`))
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +224,7 @@ func widgetFlow(t *testing.T, base, token string) {
 	if !linksTo(t, a, site+"pricing") {
 		t.Errorf("search answer links %+v; want a link to %spricing", a.Links, site)
 	}
+	eachLinkOnce(t, "the search answer", a)
 
 	t.Run("phone", func(t *testing.T) { widgetOnAPhone(t, site) })
 }

@@ -174,7 +174,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, 
 	var ex *route.ExhaustedError
 	var te *typed.RequestError
 	var ia *route.InvalidAnswerError
+	var nre *config.NoRouteEnabledError
 	switch {
+	case errors.As(err, &nre):
+		// Not Retry-After: no wait enables a route; a key does.
+		writeError(w, http.StatusServiceUnavailable, nre.Error(), "server_error", "", "no_route_enabled")
 	case errors.As(err, &te):
 		writeError(w, http.StatusBadRequest, te.Message, "invalid_request_error", te.Param, "invalid_schema")
 	case errors.As(err, &ia):

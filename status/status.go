@@ -234,6 +234,9 @@ type Route struct {
 	Figures
 	Attempts uint64 `json:"attempts"`
 	OK       uint64 `json:"ok"`
+	// Cached counts the route's answers served again from the cache, at
+	// no call (not attempts).
+	Cached uint64 `json:"cached,omitempty"`
 	// Latest counts its last live.Lately judged attempts (absent before
 	// the first): how many failed, and how many of those lost a hedge race
 	// in silence.
@@ -371,7 +374,7 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	for _, name := range p.ChainOrder {
 		ch := p.Chains[name]
-		c := Chain{Name: name, State: ChainDown, Fallback: fallbackName(ch.Fallback.Kind)}
+		c := Chain{Name: name, State: ChainDown, Fallback: fallbackName(ch)}
 		firstEnabled := true
 		for _, rt := range ch.Routes {
 			c.Routes = append(c.Routes, rt.ID)
@@ -411,6 +414,7 @@ func (s *Source) figures(r *Route) {
 	}
 	r.Figures = figures(st.Recent, st.HasRates, st.SuccessRate, st.FailoverRate, st.Latency)
 	r.Attempts, r.OK, r.SilentLosses, r.SchemaFailures = st.Attempts, st.OK, st.SilentLosses, st.SchemaFailures
+	r.Cached = st.Cached
 	r.PoliteRetries, r.PoliteRetriesAnswered = st.PoliteRetries, st.PoliteRetriesAnswered
 	for i, n := range st.Rescues {
 		if n > 0 {
@@ -531,8 +535,15 @@ func windows(b quota.Budget) Windows {
 	return out
 }
 
-func fallbackName(k config.FallbackKind) string {
-	switch k {
+// fallbackName is what answers when no route of ch can: a site
+// assistant's fallback is always a search of its content, whatever the
+// chain's fallback says (issue 34: an assistant chain read "error" while
+// it answered mode: search).
+func fallbackName(ch *config.Chain) string {
+	if ch.Assistant != nil {
+		return "search"
+	}
+	switch ch.Fallback.Kind {
 	case config.FallbackMessage:
 		return "message"
 	case config.FallbackSearch:

@@ -103,11 +103,16 @@
     if (last < text.length) node.appendChild(document.createTextNode(text.slice(last)));
   }
 
-  function renderSources(bubble, sources) {
+  // renderSources lists the answer's sources under it, each once: a source
+  // the answer's text already links to is not listed again.
+  function renderSources(bubble, sources, text) {
     var list = el("ul", { "class": "sources", "aria-label": "Sources" });
+    var seen = {};
+    Array.prototype.forEach.call(text.querySelectorAll("a[href]"), function (a) { seen[a.href] = true; });
     (sources || []).forEach(function (s) {
       var href = s && safeURL(s.url);
-      if (!href) return;
+      if (!href || seen[href]) return;
+      seen[href] = true;
       var li = el("li");
       li.appendChild(link(href, (s.title && String(s.title)) || href));
       list.appendChild(li);
@@ -330,7 +335,7 @@
     bubble.setAttribute("data-mode", mode);
     bubble.setAttribute("data-state", "done");
     renderText(text, got);
-    renderSources(bubble, done.sources);
+    renderSources(bubble, done.sources, text);
     if (got) this.history.push({ q: q, a: got });
     if (this.history.length > HISTORY) this.history.splice(0, this.history.length - HISTORY);
     this.log.scrollTop = this.log.scrollHeight;

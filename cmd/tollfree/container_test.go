@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +44,10 @@ func dockerInstructions(src string) []string {
 	return out
 }
 
-var pinnedImage = regexp.MustCompile(`^[a-z0-9./-]+:[0-9][0-9A-Za-z.-]*(@sha256:[0-9a-f]{64})?$`)
+// pinnedImage is a base image named in full (a registry host with a dot,
+// which podman needs without a registries.conf alias) and pinned to a
+// version tag.
+var pinnedImage = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+/[a-z0-9./-]+:[0-9][0-9A-Za-z.-]*(@sha256:[0-9a-f]{64})?$`)
 
 // TestDockerfileLint checks the hadolint-style rules the image keeps
 // (issue 17): pinned base images, never latest; COPY, not ADD; a numeric
@@ -64,7 +70,7 @@ func lintDockerfile(t *testing.T, ins []string) {
 			img := strings.Fields(arg)[0]
 			scratch = img == "scratch"
 			if !scratch && !pinnedImage.MatchString(img) {
-				t.Errorf("FROM %s: pin the base image to a version tag (not latest, not bare)", img)
+				t.Errorf("FROM %s: name the base image in full (docker.io/library/...) and pin it to a version tag (not latest, not bare)", img)
 			}
 			user = ""
 		case "ADD":
@@ -83,8 +89,8 @@ func lintDockerfile(t *testing.T, ins []string) {
 			}
 		case "HEALTHCHECK":
 			health = true
-			if _, cmd, ok := strings.Cut(arg, "CMD "); !ok || !strings.HasPrefix(strings.TrimSpace(cmd), `["/tollfree", "health"`) || !strings.Contains(cmd, "/readyz") {
-				t.Errorf("HEALTHCHECK %s: want the binary's own health command on /readyz, exec form", arg)
+			if _, cmd, ok := strings.Cut(arg, "CMD "); !ok || !strings.HasPrefix(strings.TrimSpace(cmd), `["/tollfree", "health"`) || !strings.Contains(cmd, "/healthz") {
+				t.Errorf("HEALTHCHECK %s: want the binary's own health command on /healthz (liveness: a keyless gateway is alive, not ready), exec form", arg)
 			}
 		case "ENV", "ARG":
 			if regexp.MustCompile(`(?i)key|token|secret|password`).MatchString(arg) {
@@ -125,11 +131,89 @@ func slicesContains(s []string, v string) bool {
 	return false
 }
 
+// TestReleaseImageIsTheDockerfiles: deploy/Dockerfile.release, which
+// CI builds from a release binary with podman (scripts/image.sh), packs
+// the same final stage as the Dockerfile, instruction for instruction, and
+// passes the same lint.
+func TestReleaseImageIsTheDockerfiles(t *testing.T) {
+	final := func(ins []string) []string {
+		for i := len(ins) - 1; i >= 0; i-- {
+			if strings.HasPrefix(ins[i], "FROM ") {
+				return ins[i:]
+			}
+		}
+		return nil
+	}
+	docker := final(dockerInstructions(repoFile(t, "Dockerfile")))
+	release := dockerInstructions(repoFile(t, "deploy/Dockerfile.release"))
+	if got := final(release); strings.Join(got, "\n") != strings.Join(docker, "\n") || len(docker) < 5 {
+		t.Errorf("deploy/Dockerfile.release's final stage:\n%s\nwant the Dockerfile's:\n%s", strings.Join(got, "\n"), strings.Join(docker, "\n"))
+	}
+	if !strings.Contains(repoFile(t, "scripts/image.sh"), "--format docker") {
+		t.Error("scripts/image.sh does not build with --format docker: the OCI format drops the HEALTHCHECK")
+	}
+}
+
+// TestKeylessHealthcheck: the image's healthcheck, run against a gateway
+// with no key set (no route enabled), reports it alive: /healthz answers
+// 200 (degraded), so the container is healthy, while /readyz keeps a load
+// balancer away with 503 (issue 34: a keyless container was reported
+// unhealthy when the healthcheck probed /readyz).
+func TestKeylessHealthcheck(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "tollfree.yaml")
+	src := "listen: 127.0.0.1:0\ndata_dir: " + dir + "\ncall_log: \"off\"\n" +
+		"providers:\n  groq: {api_key: \"${TOLLFREE_TEST_UNSET_KEY:-}\"}\n" +
+		"chains:\n  answer: {routes: [groq/llama-3.3-70b-versatile]}\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"-config", cfg}, outW, io.Discard)
+		outW.Close()
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed no address: %v", err)
+	}
+	go io.Copy(io.Discard, out)
+	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "tollfree listening on http://"), " ")
+	health := healthcheckURL(t)
+	if code := run([]string{"health", strings.Replace(health, "127.0.0.1:8080", addr, 1)}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("the image's healthcheck (%s) on a keyless gateway: exit %d, want 0", health, code)
+	}
+	if code := run([]string{"health", "http://" + addr + "/readyz"}, io.Discard, io.Discard); code != 1 {
+		t.Errorf("/readyz on a gateway with no route enabled: exit %d, want 1 (not ready)", code)
+	}
+}
+
+// healthcheckURL is the URL the Dockerfile's HEALTHCHECK probes.
+func healthcheckURL(t *testing.T) string {
+	for _, in := range dockerInstructions(repoFile(t, "Dockerfile")) {
+		if strings.HasPrefix(in, "HEALTHCHECK ") {
+			if m := regexp.MustCompile(`"(http://[^"]+)"`).FindStringSubmatch(in); m != nil {
+				return m[1]
+			}
+		}
+	}
+	t.Fatal("no HEALTHCHECK with a URL in the Dockerfile")
+	return ""
+}
+
 // TestDockerfileLintCatches: the lint fails on what it forbids (a test
 // that cannot fail is a defect).
 func TestDockerfileLintCatches(t *testing.T) {
 	bad := []string{
-		"FROM golang:latest AS build", `RUN go build -o /out/tollfree ./cmd/tollfree`,
+		"FROM golang:latest AS build", "FROM golang:1.26.8 AS build", `HEALTHCHECK CMD ["/tollfree", "health", "http://127.0.0.1:8080/readyz"]`, `RUN go build -o /out/tollfree ./cmd/tollfree`,
 		"FROM alpine", "ADD . /src", "ENV GROQ_API_KEY=x", "ENTRYPOINT /tollfree", "USER root", `CMD ["serve"]`,
 	}
 	ft := &testing.T{}
@@ -159,8 +243,8 @@ func TestComposeFile(t *testing.T) {
 	}
 	var published []string
 	for name, s := range c.Services {
-		if s.Image != "tollfree:local" && !pinnedImage.MatchString(s.Image) {
-			t.Errorf("service %s: image %q is not pinned to a version", name, s.Image)
+		if s.Image != "localhost/tollfree:local" && !pinnedImage.MatchString(s.Image) {
+			t.Errorf("service %s: image %q is not named in full and pinned to a version", name, s.Image)
 		}
 		for _, p := range s.Ports {
 			published = append(published, name+" "+p)
@@ -309,7 +393,7 @@ func TestInstallDocsMatchGoMod(t *testing.T) {
 			t.Errorf("README lacks %q", want)
 		}
 	}
-	if !strings.Contains(repoFile(t, "Dockerfile"), "FROM golang:"+m[1]+" AS build") {
+	if !strings.Contains(repoFile(t, "Dockerfile"), "FROM docker.io/library/golang:"+m[1]+" AS build") {
 		t.Errorf("the Dockerfile's build stage is not golang:%s", m[1])
 	}
 }

@@ -60,12 +60,19 @@ func logStats(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-tz %q: %w (use an IANA zone such as UTC or Europe/Paris)", *tz, err)
 	}
 	plan, err := loadPlan(*path, stdout, stderr)
-	if err != nil {
+	switch {
+	case err != nil && *path == "" && *file != "":
+		// A log named with -file needs no config: the folder's own
+		// tollfree.yaml (its variables unset here, say) only adds the
+		// routes' daily limits. Read the log without them.
+		fmt.Fprintf(stderr, "tollfree log stats: the config found here does not load (%v); summing %s without the routes' daily limits\n", err, *file)
+		plan = nil
+	case err != nil:
 		return fmt.Errorf("the config is not valid: %w", err)
 	}
 	name := *file
 	if name == "" {
-		switch plan.CallLog {
+		switch plan.CallLog { // plan is set: a nil one comes only with -file
 		case "off":
 			return errors.New(`the config turns the call log off (call_log: "off"); name a log with -file`)
 		case "-":

@@ -92,6 +92,31 @@ func TestLogStatsCommand(t *testing.T) {
 	}
 }
 
+// TestLogStatsBrokenConfigHere: a log named with -file is summed in a
+// folder whose tollfree.yaml does not load (a variable unset), without the
+// routes' daily limits, saying so; -config naming that file still fails.
+func TestLogStatsBrokenConfigHere(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls.jsonl")
+	writeCallLog(t, log)
+	t.Chdir(dir)
+	if err := os.WriteFile("tollfree.yaml", []byte("providers:\n  groq: {}\nchains:\n  answer: {routes: [groq/llama-3.3-70b-versatile], deadline: ${UNSET_IN_THIS_TEST}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"log", "stats", "-file", log}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "4 records from "+log) || !strings.Contains(stderr.String(), "without the routes' daily limits") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s\nwant the log summed and a line saying the limits are left out", stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"log", "stats", "-config", "tollfree.yaml", "-file", log}, &stdout, &stderr); code != 1 {
+		t.Errorf("-config naming a config that does not load: exit %d, want 1", code)
+	}
+}
+
 func TestLogStatsJSON(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "calls.jsonl")

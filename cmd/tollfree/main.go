@@ -37,6 +37,7 @@ Usage:
   tollfree serve [-listen ADDR] [FILE]           run the gateway
   tollfree check [FILE]                          validate a config, print chains, routes and limits
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
+  tollfree demo -assistant [-listen ADDR]        a demo site with the chat widget and its assistant, keyless
   tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
   tollfree sim   [-days N] [-trace FILE] [-chain capped|seed000]  simulate a day of traffic: tollfree vs a naive chain
   tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens (-tz ZONE, -json)

@@ -200,13 +200,14 @@ func TestServeSaysWhatIsMissing(t *testing.T) {
 }
 
 // TestServeDefaultsWithoutFile: with no config file, serve still runs the
-// built-in presets and answers the fallback, but says that none of the
-// default chain's routes has a key, and which variables to set.
+// built-in presets, says that none of the default chain's routes has a
+// key and which variables to set, and answers a chat with a 503
+// no_route_enabled saying the same (issue 34), not a "resting" message.
 func TestServeDefaultsWithoutFile(t *testing.T) {
 	noKeys(t)
 	t.Chdir(t.TempDir())
 	s := startServe(t, []string{"-listen", "127.0.0.1:0"}, 1)
-	for _, want := range []string{"warning: chain answer: 0 of 13 routes enabled, so every request gets its fallback; set GEMINI_API_KEY (gemini: 4 routes), GROQ_API_KEY (groq: 2 routes)", "CLOUDFLARE_API_TOKEN (cloudflare/@cf/meta/llama-3.1-8b-instruct)"} {
+	for _, want := range []string{"warning: chain answer: 0 of 13 routes enabled, so every request gets a 503 no_route_enabled; set GEMINI_API_KEY (gemini: 4 routes), GROQ_API_KEY (groq: 2 routes)", "CLOUDFLARE_API_TOKEN (cloudflare/@cf/meta/llama-3.1-8b-instruct)"} {
 		if !strings.Contains(s.lines[0], want) {
 			t.Errorf("serve printed %q, want it to hold %q", s.lines[0], want)
 		}
@@ -218,8 +219,8 @@ func TestServeDefaultsWithoutFile(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "The assistant is resting") {
-		t.Errorf("a request with no keys: %d %s, want the default chain's fallback message", resp.StatusCode, body)
+	if resp.StatusCode != 503 || !strings.Contains(string(body), `"code":"no_route_enabled"`) || !strings.Contains(string(body), "set GEMINI_API_KEY") {
+		t.Errorf("a request with no keys: %d %s, want a 503 no_route_enabled naming the keys to set", resp.StatusCode, body)
 	}
 }
 

@@ -8,6 +8,8 @@
 //	                    and "for" (a duration such as "2h"; absent: until resumed)
 //	POST /admin/resume  {"route": ...} or {"provider": ...}
 //	POST /admin/probe   {"route": ...} or {"provider": ...} (probes its first enabled route)
+//	POST /admin/check   any body: 200 {"action": "check", "ok": true} when the token is the
+//	                    admin token (the status page acknowledges a token as it is typed)
 //
 // Send the token as "Authorization: Bearer <token>". A pause set here is a
 // manual rest (rest.Pause): only a resume lifts it, whatever the
@@ -139,8 +141,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	action := strings.TrimPrefix(r.URL.Path, "/admin/")
+	if action == "check" {
+		// The token is the admin token: nothing else to do.
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"action":"check","ok":true}` + "\n"))
+		return
+	}
 	if action != "pause" && action != "resume" && action != "probe" {
-		writeError(w, http.StatusNotFound, "unknown_action", "no admin action "+quote(action)+"; use pause, resume or probe")
+		writeError(w, http.StatusNotFound, "unknown_action", "no admin action "+quote(action)+"; use pause, resume, probe or check")
 		return
 	}
 	var req Request

@@ -199,8 +199,8 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // plan are not counted.
 func (m *Metrics) RecordAttempt(a *route.Attempt) {
 	rs := m.routes[a.Route]
-	if rs == nil || a.Class >= failure.NumClasses {
-		return
+	if rs == nil || a.Class >= failure.NumClasses || a.Cached {
+		return // a cache hit is no attempt: CacheHit counts it by chain
 	}
 	rs.attempts[a.Class].Inc()
 	if a.Class == failure.OK {

@@ -77,9 +77,9 @@ func (v view) page() []byte {
 	w.WriteString("</span></span>\n")
 	switch {
 	case v.Private:
-		w.WriteString(`<label class="admin">token <input id="token" type="password" autocomplete="off" placeholder="gateway key or admin token"></label>` + "\n")
+		w.WriteString(`<label class="admin">token <input id="token" type="password" autocomplete="off" placeholder="gateway key or admin token"></label> <span id="token-state" aria-live="polite"></span>` + "\n")
 	case v.Admin:
-		w.WriteString(`<label class="admin">admin token <input id="token" type="password" autocomplete="off" placeholder="to pause, resume, probe"></label>` + "\n")
+		w.WriteString(`<label class="admin">admin token <input id="token" type="password" autocomplete="off" placeholder="to pause, resume, probe"></label> <span id="token-state" aria-live="polite"></span>` + "\n")
 	default:
 		w.WriteString(`<span class="admin off">admin actions off (no admin_token)</span>`)
 	}
@@ -208,6 +208,10 @@ func (w *writer) route(r *status.Route, now time.Time, admin bool) {
 	w.fig("failover", pct(r.FailoverRate))
 	w.WriteString("</dl>\n" + `<div class="last">`)
 	w.text(plural(r.Attempts, "attempt", "attempts"))
+	if r.Cached > 0 {
+		w.WriteString(" · ")
+		w.text(plural(r.Cached, "answer from the cache", "answers from the cache"))
+	}
 	if r.SilentLosses > 0 {
 		w.WriteString(` · <span data-silent>`)
 		w.text(plural(r.SilentLosses, "race lost in silence", "races lost in silence"))
