@@ -11,10 +11,13 @@ import (
 
 // health asks a gateway's /readyz (or any URL) and fails unless it answers
 // 200: the container's HEALTHCHECK, since a FROM scratch image has no curl
-// or shell (issue 17).
+// or shell (issue 17). With -wait it asks again, twice a second, until the
+// URL answers 200 or the wait is over: a script (a README's) starts a
+// gateway in the background and waits for it without a sleep.
 func health(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
+	wait := fs.Duration("wait", 0, "ask again until the URL answers 200, for at most this long (e.g. 2m)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -26,7 +29,26 @@ func health(ctx context.Context, args []string, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("give one URL, not %d (tollfree health http://127.0.0.1:8080/readyz)", fs.NArg())
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	if *wait <= 0 {
+		return ask(ctx, url, *timeout, stdout)
+	}
+	deadline := time.Now().Add(*wait)
+	for {
+		err := ask(ctx, url, *timeout, stdout)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// ask asks url once and fails unless it answers 200.
+func ask(ctx context.Context, url string, timeout time.Duration, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

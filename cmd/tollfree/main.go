@@ -42,7 +42,7 @@ Usage:
   tollfree sim   [-days N] [-trace FILE] [-chain capped|seed000]  simulate a day of traffic: tollfree vs a naive chain
   tollfree log stats [-config FILE] [-file F]    per route and day: calls, failover, outcomes, tokens (-tz ZONE, -json)
   tollfree emulator [-listen ADDR]               serve the emulated free tiers alone (an upstream needing no keys)
-  tollfree health [URL]                          exit 0 when URL (default http://127.0.0.1:8080/readyz) answers 200
+  tollfree health [-wait D] [URL]                exit 0 when URL (default http://127.0.0.1:8080/readyz) answers 200
   tollfree version                               print the version
 
 FILE may also be given as -config FILE. Without one, tollfree.yaml is read

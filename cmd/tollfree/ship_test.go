@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -78,6 +79,26 @@ func TestHealthCommand(t *testing.T) {
 	}
 	if code := run([]string{"health", "a", "b"}, io.Discard, io.Discard); code != 1 {
 		t.Errorf("health with two URLs: exit %d, want 1", code)
+	}
+}
+
+// TestHealthWait: health -wait asks again until the URL answers 200 (a
+// gateway started in the background by a script), and gives up, failing,
+// when the wait is over.
+func TestHealthWait(t *testing.T) {
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	if code := run([]string{"health", "-wait", "30s", srv.URL + "/healthz"}, io.Discard, io.Discard); code != 0 || asked.Load() != 3 {
+		t.Errorf("health -wait on a gateway ready at the third ask: exit %d after %d asks, want 0 after 3", code, asked.Load())
+	}
+	srv.Close()
+	if code := run([]string{"health", "-wait", "600ms", srv.URL + "/healthz"}, io.Discard, io.Discard); code != 1 {
+		t.Errorf("health -wait with nothing listening: exit %d, want 1", code)
 	}
 }
 
