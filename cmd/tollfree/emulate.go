@@ -30,6 +30,10 @@ func emulate(ctx context.Context, args []string, stdout io.Writer) error {
 	for _, p := range emulator.FreeTier() {
 		emu.AddPreset(p)
 	}
+	// A keyless OpenAI-compatible endpoint, as a last layer of a chain
+	// (examples/portfolio's KEYLESS_BASE_URL): any model, no limits.
+	emu.AddProvider(emulator.Provider{Name: "keyless"})
+	emu.AddModel("keyless", emulator.Model{ID: "openai"})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (change -listen)", *listen, err)
@@ -40,6 +44,7 @@ func emulate(ctx context.Context, args []string, stdout io.Writer) error {
 	for _, p := range emulator.FreeTier() {
 		fmt.Fprintf(stdout, "  %-10s base_url: %s\n", p.Provider.Name, emu.BaseURL(base, p.Provider.Name))
 	}
+	fmt.Fprintf(stdout, "  %-10s base_url: %s (OpenAI-compatible, no key, any model)\n", "keyless", emu.BaseURL(base, "keyless"))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
