@@ -15,7 +15,7 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require golang.org/x/net v0.63.0 // indirect
+require golang.org/x/net v0.63.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tollfree/tollfree/assistant"
 	"net/http"
 	"strings"
 
+	"github.com/tollfree/tollfree/assistant"
 	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"

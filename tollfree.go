@@ -47,12 +47,12 @@ package tollfree
 import (
 	"errors"
 	"fmt"
-	"github.com/tollfree/tollfree/assistant"
 	"log/slog"
 	"net/http"
 	"path/filepath"
 	"sync"
 
+	"github.com/tollfree/tollfree/assistant"
 	"github.com/tollfree/tollfree/cache"
 	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/caller/gate"

@@ -1,11 +1,12 @@
 package e2e_test
 
 import (
-	"github.com/tollfree/tollfree/emulator"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollfree/tollfree/emulator"
 )
 
 const callerChains = `

@@ -3,12 +3,12 @@ package openai
 import (
 	"encoding/json"
 	"errors"
-	"github.com/tollfree/tollfree/llm"
 	"reflect"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/tollfree/tollfree/failure"
+	"github.com/tollfree/tollfree/llm"
 )
 
 // FuzzDecodeRequest checks that DecodeRequest never panics, that every

@@ -1,16 +1,16 @@
 package main
 
 import (
-	"github.com/tollfree/tollfree/config"
-	"maps"
-	"slices"
-
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tollfree/tollfree/config"
 )
 
 // writeCheckTable writes the plan's providers, then each chain's routes, as

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"github.com/tollfree/tollfree/internal/testenv"
 	"net"
 	"net/url"
 	"sync"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/tollfree/tollfree/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"bytes"
-	portfolio "github.com/tollfree/tollfree/examples/content"
 	"io/fs"
 	"net/http"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	portfolio "github.com/tollfree/tollfree/examples/content"
 	"github.com/tollfree/tollfree/examples/site"
 )
 
