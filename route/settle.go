@@ -71,6 +71,7 @@ func (w *walk) failed(o *outcome, v failure.Verdict) error {
 	case v.Class == failure.BadRequest,
 		v.Class == failure.Refused && !w.ch.FailoverOnRefusal:
 		return &CallerError{Route: rt.ID, Class: v.Class, Status: statusOf(o.err), Message: v.Message}
+	case w.refusedContent(o, v): // capable.go (issue 33)
 	case v.Class == failure.TooLarge:
 		w.tooLarge++
 	case v.Class == failure.Unsupported:
