@@ -180,7 +180,7 @@ type gemRequest struct {
 		ResponseMimeType   string          `json:"responseMimeType"`
 		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
 		MaxOutputTokens    int             `json:"maxOutputTokens"`
-		ThinkingConfig  *struct {
+		ThinkingConfig     *struct {
 			ThinkingBudget *int   `json:"thinkingBudget"`
 			ThinkingLevel  string `json:"thinkingLevel"`
 		} `json:"thinkingConfig"`
