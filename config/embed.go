@@ -63,6 +63,9 @@ func (l *loader) validateEmbeddingRoutes(c *ChainConfig, report func(sub, format
 	if c.Assistant != nil {
 		report("assistant", "a chain of embedding models cannot be a site assistant")
 	}
+	if fb := c.Fallback; fb != nil && (fb.Message != "" || fb.Search != "") {
+		report("fallback", "a chain of embedding models has no fallback but the error: no text stands in for a vector")
+	}
 	first := embed[0]
 	for _, ri := range embed[1:] {
 		if c.Vectors == VectorsPerRequest {

@@ -52,7 +52,7 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 // silent before it calls it slow: a hedge started late that loses to the
 // first route half a second later has not shown it hangs.
 func (w *walk) silentLoser(o *outcome) bool {
-	if o.resp != nil || o.stream != nil || o.lostAt.IsZero() {
+	if o.resp != nil || o.emb != nil || o.stream != nil || o.lostAt.IsZero() {
 		return false
 	}
 	if !w.stream && statusOf(o.err) != 0 {

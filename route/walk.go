@@ -62,6 +62,8 @@ type walk struct {
 	typed *typing    // a typed answer's checks, nil when none (typed.go)
 	blips            // the polite retries (blip.go)
 	capab capability // what the request needs of a route (capable.go)
+	// embed is an embeddings walk's request (embed.go); nil for chat.
+	embed *llm.EmbedRequest
 
 	spent spentChecker // the budget, when it remembers spent routes (pick.go)
 }
