@@ -83,7 +83,7 @@ chains:
 
 func TestEmbeddingChains(t *testing.T) {
 	for _, tc := range []struct {
-		name, chain, err string
+		name, chain, err  string
 		embed, perRequest bool
 	}{
 		{name: "one model", chain: `{routes: [gemini/gemini-embedding-001]}`, embed: true},
