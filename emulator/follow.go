@@ -181,6 +181,12 @@ func (c *call) follow() bool {
 	case a.schema != nil:
 		c.answer = string(compact(sample(a.schema, a.schema, 0)))
 	case a.jsonObject:
+		if sch := schemaInWords(c.turns); sch != nil {
+			// JSON mode with the schema put in words, as the gateway asks
+			// a route that cannot enforce one: follow the words.
+			c.answer = string(compact(sample(sch, sch, 0)))
+			break
+		}
 		c.answer = string(compact(obj{{"answer", defaultAnswer(c.prov.Name, c.modelID)}}))
 	case a.afterTool:
 		c.answer = "The tool answered: " + a.toolResult
@@ -371,4 +377,31 @@ func num(v any) (float64, bool) {
 	}
 	f, err := n.Float64()
 	return f, err == nil
+}
+
+// schemaInWords finds a JSON schema a conversation gives in words: the
+// JSON object after "schema" in a message ("Answer with JSON matching this
+// schema, and nothing else: {...}"), the last one given.
+func schemaInWords(turns []Turn) any {
+	for i := len(turns) - 1; i >= 0; i-- {
+		text := turns[i].Text
+		at := strings.LastIndex(strings.ToLower(text), "schema")
+		if at < 0 {
+			continue
+		}
+		rest := text[at:]
+		j := strings.IndexByte(rest, '{')
+		if j < 0 {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(rest[j:]))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil {
+			if m, ok := v.(map[string]any); ok {
+				return m
+			}
+		}
+	}
+	return nil
 }
