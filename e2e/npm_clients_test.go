@@ -114,7 +114,7 @@ func TestOpenAINpmClients(t *testing.T) {
 	})
 	t.Run("responses stream", func(t *testing.T) {
 		var v struct {
-			Types                []string
+			Types                 []string
 			Deltas, Final, Status string
 		}
 		runClient(t, node, dir, "openai-responses-stream", s, &v)
