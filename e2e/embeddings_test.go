@@ -83,3 +83,27 @@ func TestEmbeddingsOpenAIGo(t *testing.T) {
 		t.Errorf("chat on an embeddings chain: %v", err)
 	}
 }
+
+// TestReadmeAgentAndVectors: the README's block of an agent chain, a
+// vectors chain and media hosts, as written: it loads, and both chains
+// answer (a tool call, vectors).
+func TestReadmeAgentAndVectors(t *testing.T) {
+	checkLeaks(t)
+	s := startStackWith(t, stackOptions{config: readmeConfig(t, "**Tools, images and audio: routes chosen")})
+	s.emu.AddModel("gemini", emulator.Model{ID: "gemini-2.5-flash", Follows: true})
+	s.emu.AddModel("gemini", emulator.Model{ID: "gemini-embedding-001", Embedding: true, Dimensions: 3072})
+	if m := s.plan.Media; len(m.FetchHosts) != 2 || !m.Allows("a.cdn.example.com") || m.MaxBytes != 5<<20 {
+		t.Errorf("media: %+v", m)
+	}
+	c := goClient(s)
+	e, err := c.Embeddings.New(t.Context(), openai.EmbeddingNewParams{Model: "vectors", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("a")}})
+	if err != nil || len(e.Data) != 1 || len(e.Data[0].Embedding) != 3072 {
+		t.Fatalf("vectors: %v", err)
+	}
+	cc, err := c.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{Model: "agent",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather?")},
+		Tools:    []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather", Parameters: weatherParams})}})
+	if err != nil || cc.Choices[0].FinishReason != "tool_calls" || cc.Choices[0].Message.ToolCalls[0].Function.Name != "get_weather" {
+		t.Fatalf("agent: %v %+v", err, cc)
+	}
+}

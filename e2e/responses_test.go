@@ -191,3 +191,39 @@ func TestImageCapability(t *testing.T) {
 		t.Errorf("image by URL: %v", err)
 	}
 }
+
+// TestChatToolsStreamedFromGemini (issue 33): a streamed chat completion
+// with tools, answered by Gemini's native API: openai-go's accumulator
+// reads Gemini's function call as OpenAI's tool_calls deltas (an index,
+// an id, the name and the arguments), finish_reason tool_calls; the tool's
+// result streams back as text.
+func TestChatToolsStreamedFromGemini(t *testing.T) {
+	checkLeaks(t)
+	s := clientsStack(t)
+	c := goClient(s)
+	tools := []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather", Parameters: weatherParams})}
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")}
+	stream := func() openai.ChatCompletionAccumulator {
+		st := c.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: "agent", Messages: msgs, Tools: tools})
+		defer st.Close()
+		var acc openai.ChatCompletionAccumulator
+		for st.Next() {
+			acc.AddChunk(st.Current())
+		}
+		if err := st.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return acc
+	}
+	acc := stream()
+	ch := acc.Choices[0]
+	if ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) != 1 || ch.Message.ToolCalls[0].Function.Name != "get_weather" ||
+		!strings.HasPrefix(ch.Message.ToolCalls[0].ID, "call_") || !json.Valid([]byte(ch.Message.ToolCalls[0].Function.Arguments)) || acc.Model != "gemini/gemini-2.5-flash" {
+		t.Fatalf("streamed tool call: %+v", ch)
+	}
+	msgs = append(msgs, ch.Message.ToParam(), openai.ToolMessage(`{"temp":21}`, ch.Message.ToolCalls[0].ID))
+	acc = stream()
+	if got := acc.Choices[0].Message.Content; got != `The tool answered: {"temp":21}` || acc.Choices[0].FinishReason != "stop" {
+		t.Errorf("after the tool: %q, %q", got, acc.Choices[0].FinishReason)
+	}
+}
