@@ -16,6 +16,10 @@ import (
 	"github.com/tollfree/tollfree/provider"
 )
 
+// maxEmbeddings caps an embeddings answer: 2,048 vectors of 3,072 numbers,
+// pretty-printed, take some 150 MB.
+const maxEmbeddings = 192 << 20
+
 // Embed asks for embeddings (issue 33): POST
 // {BaseURL}/models/{model}:batchEmbedContents, one request per input, each
 // with outputDimensionality when dimensions were asked and the route's
@@ -65,12 +69,15 @@ func (c *Client) Embed(ctx context.Context, call provider.EmbedCall) (*llm.Embed
 		resp.Body = http.NoBody
 	}
 	defer resp.Body.Close()
-	b, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	b, rerr := io.ReadAll(io.LimitReader(resp.Body, maxEmbeddings+1))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, capBody(b), nil)
 	}
 	if rerr != nil {
 		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, nil, fmt.Errorf("gemini: read response: %w", rerr))
+	}
+	if len(b) > maxEmbeddings {
+		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, capBody(b), fmt.Errorf("gemini: embeddings larger than %d bytes: %w", maxEmbeddings, failure.ErrMalformed))
 	}
 	var w struct {
 		Embeddings []struct {

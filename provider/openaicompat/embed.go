@@ -18,6 +18,10 @@ import (
 	"github.com/tollfree/tollfree/provider"
 )
 
+// maxEmbeddings caps an embeddings answer: 2,048 vectors of 3,072 numbers
+// written as JSON take some 120 MB.
+const maxEmbeddings = 160 << 20
+
 // Embed asks for embeddings: POST {BaseURL}/embeddings with OpenAI's body
 // (model, input as an array, encoding_format float, dimensions when asked,
 // user) and the route's extra fields, which win. Errors are as Chat's; a
@@ -43,15 +47,15 @@ func (c *Client) Embed(ctx context.Context, call provider.EmbedCall) (*llm.Embed
 		resp.Body = http.NoBody
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxEmbeddings+1))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, b, nil)
 	}
 	if err != nil {
 		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, b, fmt.Errorf("read answer: %w", err))
 	}
-	if len(b) > MaxAnswer {
-		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, b[:failure.MaxBody], fmt.Errorf("read answer: longer than %d bytes: %w", MaxAnswer, failure.ErrMalformed))
+	if len(b) > maxEmbeddings {
+		return nil, c.fail(call.Model, resp.StatusCode, resp.Header, b[:failure.MaxBody], fmt.Errorf("read answer: longer than %d bytes: %w", maxEmbeddings, failure.ErrMalformed))
 	}
 	e, err := decodeEmbeddings(b, len(call.Request.Input))
 	if err != nil {
