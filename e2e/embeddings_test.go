@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -105,5 +106,35 @@ func TestReadmeAgentAndVectors(t *testing.T) {
 		Tools:    []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather", Parameters: weatherParams})}})
 	if err != nil || cc.Choices[0].FinishReason != "tool_calls" || cc.Choices[0].Message.ToolCalls[0].Function.Name != "get_weather" {
 		t.Fatalf("agent: %v %+v", err, cc)
+	}
+}
+
+// TestEmbeddingsCached (issue 33): an embeddings chain with cache_ttl
+// answers a repeated request from the cache, with no call.
+func TestEmbeddingsCached(t *testing.T) {
+	checkLeaks(t)
+	s := startStackWith(t, stackOptions{providers: clientsProviders, config: `
+chains:
+  vectors:
+    routes: [gemini/gemini-embedding-001]
+    cache_ttl: 1h
+`})
+	s.emu.AddModel("gemini", emulator.Model{ID: "gemini-embedding-001", Embedding: true, Dimensions: 3072})
+	body := []byte(`{"model":"vectors","input":["free tiers","a gateway"],"dimensions":4}`)
+	first := harnessOf(t, s).post("/v1/embeddings", "application/json", body)
+	second := harnessOf(t, s).post("/v1/embeddings", "application/json", body)
+	if first.status != 200 || second.status != 200 || second.header.Get("X-Tollfree-Cache") != "hit" || first.header.Get("X-Tollfree-Cache") != "miss" {
+		t.Fatalf("statuses %d, %d; cache %q then %q", first.status, second.status, first.header.Get("X-Tollfree-Cache"), second.header.Get("X-Tollfree-Cache"))
+	}
+	if n := s.emu.Calls("gemini", "gemini-embedding-001"); n != 1 {
+		t.Errorf("%d calls, want 1: the second answer is the cache's", n)
+	}
+	var a, b struct {
+		Data []struct {
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(first.body, &a) != nil || json.Unmarshal(second.body, &b) != nil || len(b.Data) != 2 || b.Data[1].Embedding[3] != a.Data[1].Embedding[3] {
+		t.Errorf("the cached vectors differ: %s\n%s", first.body, second.body)
 	}
 }

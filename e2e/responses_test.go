@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/emulator/emutest"
 )
 
 // goClient is openai-go pointed at the gateway, with no retries.
@@ -130,8 +131,9 @@ func TestResponsesOpenAIGo(t *testing.T) {
 
 // TestResponsesFailoverAndBreak (issue 33): a Responses request goes
 // through the same flow as chat: the Gemini route's 429 fails over to the
-// OpenAI-compatible route, and a stream that no route can continue ends
-// with response.failed, never response.completed.
+// OpenAI-compatible route, a stream cut after its first words is continued
+// on it, and a stream that no route can continue ends with
+// response.failed, never response.completed.
 func TestResponsesFailoverAndBreak(t *testing.T) {
 	checkLeaks(t)
 	s := clientsStack(t)
@@ -143,9 +145,33 @@ func TestResponsesFailoverAndBreak(t *testing.T) {
 	}
 
 	s.clk.Advance(10 * time.Minute) // the 429's rest is over
+
+	// A stream cut after a few words is continued on the next route: the
+	// client reads one whole answer and response.completed.
+	emutest.SameAnswer(s.emu, rescueAnswer, "gemini/gemini-2.5-flash", "groq/meta-llama/llama-4-scout-17b-16e-instruct")
+	s.emu.Script("gemini", "gemini-2.5-flash", emulator.Step{Kind: emulator.StreamCut, After: 20})
+	st := c.Responses.NewStreaming(t.Context(), responses.ResponseNewParams{Model: "agent", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Hi")}})
+	var text strings.Builder
+	var final responses.Response
+	for st.Next() {
+		ev := st.Current()
+		if ev.Type == "response.output_text.delta" {
+			text.WriteString(ev.Delta)
+		}
+		if ev.Type == "response.completed" {
+			final = ev.Response
+		}
+	}
+	st.Close()
+	if err := st.Err(); err != nil || text.String() != rescueAnswer || final.OutputText() != rescueAnswer {
+		t.Errorf("continued stream: %v; read %d words, final %d; want the %d of one whole answer", err,
+			len(strings.Fields(text.String())), len(strings.Fields(final.OutputText())), len(strings.Fields(rescueAnswer)))
+	}
+
+	s.clk.Advance(10 * time.Minute) // the cut's rest is over
 	s.emu.Script("gemini", "gemini-2.5-flash", emulator.Step{Kind: emulator.StreamCut, After: 3})
 	s.emu.Script("groq", "meta-llama/llama-4-scout-17b-16e-instruct", emulator.Step{Kind: emulator.ServerError}, emulator.Step{Kind: emulator.ServerError})
-	st := c.Responses.NewStreaming(t.Context(), responses.ResponseNewParams{Model: "agent", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Hi")}})
+	st = c.Responses.NewStreaming(t.Context(), responses.ResponseNewParams{Model: "agent", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Hi")}})
 	last := ""
 	for st.Next() {
 		last = st.Current().Type
