@@ -300,7 +300,7 @@ func presetCatalog() map[string]Preset {
 				// The 8 RPM is the model's own cap in its 429 ("High demand
 				// for qwen/qwen3-coder:free on OpenRouter - limited to 8
 				// requests per minute"), on top of the account's 20.
-				{ID: "qwen/qwen3-coder:free", Limits: Limits{RPM: 8}, Canonical: "qwen3-coder", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capOpenRouter, Source: "429 body quoted in docs/PROVIDERS.md [2026]: capped at 8 RPM when busy"},
+				{ID: "qwen/qwen3-coder:free", MaxContext: 262144, Limits: Limits{RPM: 8}, Canonical: "qwen3-coder", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capOpenRouter + "; context 262,144: the same page", Source: "429 body quoted in docs/PROVIDERS.md [2026]: capped at 8 RPM when busy"},
 			},
 		},
 		{
@@ -340,10 +340,10 @@ func presetCatalog() map[string]Preset {
 			// serving but got assistant" (github.com/QuantumNous/new-api/issues/2858).
 			Prefix: true,
 			Models: []PresetModel{
-				{ID: "mistral-small-latest", Canonical: "mistral-small", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral, Source: srcUnverified},
-				{ID: "mistral-medium-latest", Canonical: "mistral-medium", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral, Source: srcUnverified},
+				{ID: "mistral-small-latest", MaxContext: 131072, Canonical: "mistral-small", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral + "; context 128k: https://docs.mistral.ai/getting-started/models/ [2026-12-04]", Source: srcUnverified},
+				{ID: "mistral-medium-latest", MaxContext: 131072, Canonical: "mistral-medium", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral + "; context 128k: https://docs.mistral.ai/getting-started/models/ [2026-12-04]", Source: srcUnverified},
 				{ID: "mistral-large-latest", Canonical: "mistral-large", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral, Source: srcUnverified},
-				{ID: "open-mistral-nemo", Canonical: "mistral-nemo", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capMistral, Source: srcUnverified},
+				{ID: "open-mistral-nemo", MaxContext: 131072, Canonical: "mistral-nemo", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capMistral + "; context 128k: https://docs.mistral.ai/getting-started/models/ [2026-12-04]", Source: srcUnverified},
 				// mistral-embed: 1024 dimensions, 8,192 input tokens, on the
 				// Experiment plan like every model.
 				{ID: "mistral-embed", Embedding: true, Dimensions: 1024, MaxContext: 8192, Canonical: "mistral-embed", Source: "https://docs.mistral.ai/capabilities/embeddings/ [2026-12-04]"},
@@ -418,9 +418,9 @@ func presetCatalog() map[string]Preset {
 			Source: "docs.cohere.com/docs/rate-limits [2026]: trial keys 1,000 calls a month, 20 req/min per chat model",
 			// Prefill: not documented for the compatibility API; instruct.
 			Models: []PresetModel{
-				{ID: "command-a-03-2025", Limits: Limits{RPM: 20}, Canonical: "command-a", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere, Source: "docs.cohere.com/docs/rate-limits [2026]: Command A 20 req/min trial"},
-				{ID: "command-r-plus-08-2024", Limits: Limits{RPM: 20}, Canonical: "command-r-plus", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere, Source: "docs.cohere.com/docs/rate-limits [2026]: Command R+ 20 req/min trial"},
-				{ID: "command-r7b-12-2024", Limits: Limits{RPM: 20}, Canonical: "command-r7b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere, Source: "docs.cohere.com/docs/rate-limits [2026]: Command R7B 20 req/min trial"},
+				{ID: "command-a-03-2025", MaxContext: 256000, Limits: Limits{RPM: 20}, Canonical: "command-a", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere + "; context 256k: https://docs.cohere.com/docs/command-a [2026-12-04]", Source: "docs.cohere.com/docs/rate-limits [2026]: Command A 20 req/min trial"},
+				{ID: "command-r-plus-08-2024", MaxContext: 128000, Limits: Limits{RPM: 20}, Canonical: "command-r-plus", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere + "; context 128k: https://docs.cohere.com/docs/command-r-plus [2026-12-04]", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R+ 20 req/min trial"},
+				{ID: "command-r7b-12-2024", MaxContext: 128000, Limits: Limits{RPM: 20}, Canonical: "command-r7b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere + "; context 128k: https://docs.cohere.com/docs/command-r7b [2026-12-04]", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R7B 20 req/min trial"},
 				// The compatibility API's /embeddings; 1536 dimensions by default.
 				{ID: "embed-v4.0", Embedding: true, Dimensions: 1536, Canonical: "embed-v4.0", Source: "https://docs.cohere.com/docs/compatibility-api (embeddings) and https://docs.cohere.com/docs/cohere-embed [2026-12-04]"},
 			},

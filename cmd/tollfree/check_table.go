@@ -135,6 +135,12 @@ func chainSummary(c *config.Chain) string {
 	if c.SameModel {
 		parts = append(parts, "same model")
 	}
+	switch {
+	case c.PerRequestVectors:
+		parts = append(parts, "embeddings (vectors per request)")
+	case c.Embeddings:
+		parts = append(parts, "embeddings (one model)")
+	}
 	if c.Interactive {
 		parts = append(parts, "interactive")
 	} else {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/tollfree/tollfree/llm"
 )
@@ -157,6 +158,12 @@ func (c *Client) Uncarried(req *llm.Request) string {
 	if raw, ok := req.Extra["tool_choice"]; ok && !isNull(raw) {
 		if _, why := toolConfig(raw); why != "" {
 			return why
+		}
+		// A choice with no tool to choose from asks nothing unless it
+		// asks for a call ("required", a named function), which no
+		// declaration could answer.
+		if t, has := req.Extra["tools"]; (!has || isNull(t) || string(bytes.TrimSpace(t)) == "[]") && !strings.Contains(string(raw), `"none"`) && !strings.Contains(string(raw), `"auto"`) {
+			return "tool_choice asks for a function call, but the request has no tools"
 		}
 	}
 	calls := map[string]bool{}

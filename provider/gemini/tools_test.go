@@ -156,6 +156,7 @@ func TestUncarried(t *testing.T) {
 		{"one call at a time", llm.Request{Messages: user, Extra: map[string]json.RawMessage{"parallel_tool_calls": json.RawMessage(`false`)}}, "parallel_tool_calls false"},
 		{"orphan tool result", llm.Request{Messages: []llm.Message{{Role: "tool", ToolCallID: "x", Content: "1"}}}, "answers a tool call that is not in the conversation"},
 		{"arguments not an object", llm.Request{Messages: []llm.Message{{Role: "assistant", ToolCalls: json.RawMessage(`[{"id":"a","type":"function","function":{"name":"f","arguments":"[1]"}}]`)}}}, "is not a JSON object"},
+		{"a call asked of no tool", llm.Request{Messages: user, Extra: map[string]json.RawMessage{"tool_choice": json.RawMessage(`"required"`)}}, "has no tools"},
 		{"ignorable hints", llm.Request{Messages: user, Extra: map[string]json.RawMessage{"store": json.RawMessage(`false`), "metadata": json.RawMessage(`{}`), "parallel_tool_calls": json.RawMessage(`true`)}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
