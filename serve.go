@@ -278,6 +278,8 @@ func (g *Gateway) begin(ch *config.Chain, c *Call) (string, error) {
 		return "", errors.New("tollfree: the call has no request")
 	case len(c.Request.Messages) == 0:
 		return "", fmt.Errorf("tollfree: %w", llm.ErrNoMessages)
+	case ch.Embeddings:
+		return "", fmt.Errorf("tollfree: chain %q: %w (Gateway.Embed)", ch.Name, ErrEmbeddingsChain)
 	}
 	if c.ID != "" {
 		return c.ID, nil

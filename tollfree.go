@@ -257,12 +257,23 @@ func Upstreams(p *config.Plan, client *http.Client) map[string]route.Upstream {
 		}
 		switch pr.Dialect {
 		case config.DialectGemini:
-			ups[name] = gemini.New(gemini.Options{Name: name, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client, Secrets: secrets})
+			ups[name] = gemini.New(gemini.Options{Name: name, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client, Secrets: secrets,
+				Fetch: mediaFetch(p.Media)})
 		default:
 			ups[name] = openaicompat.New(openaicompat.Options{Name: name, Flavor: pr.Flavor, BaseURL: pr.BaseURL, APIKey: pr.APIKey, Headers: pr.Headers, Client: client, Secrets: secrets})
 		}
 	}
 	return ups
+}
+
+// mediaFetch is what the Gemini adapter may fetch of a request's media
+// URLs: from the hosts the plan allows, within its limits (issue 33).
+// None by default.
+func mediaFetch(m config.Media) gemini.Fetch {
+	if len(m.FetchHosts) == 0 {
+		return gemini.Fetch{}
+	}
+	return gemini.Fetch{Allows: m.Allows, MaxBytes: m.MaxBytes, Timeout: m.Timeout}
 }
 
 func usesCache(p *config.Plan) bool {

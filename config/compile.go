@@ -23,6 +23,9 @@ type modelSpec struct {
 	continuation string // the config's method, "" for auto
 	canonical    string
 	schema       string // "enforce", "json", "none"; "" for none
+	caps         Capabilities
+	embedding    bool
+	dimensions   int
 }
 
 // modelSpec merges a model's preset entry with its config; known is false
@@ -36,6 +39,8 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			known = true
 			spec.limits, spec.maxContext, spec.maxOutput = pm.Limits, pm.MaxContext, pm.MaxOutput
 			spec.reasoning, spec.prefix, spec.canonical = pm.Reasoning, pm.Prefix, pm.Canonical
+			spec.caps = Capabilities{Tools: pm.Tools, Vision: pm.Vision, Audio: pm.Audio}
+			spec.embedding, spec.dimensions = pm.Embedding, pm.Dimensions
 		}
 		spec.schema = st.preset.schemaOf(id)
 		spec.prefix = spec.prefix || st.preset.Prefix
@@ -67,6 +72,11 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 			if m.Schema != "" {
 				spec.schema = m.Schema
 			}
+			overrideCap(&spec.caps.Tools, m.Tools)
+			overrideCap(&spec.caps.Vision, m.Vision)
+			overrideCap(&spec.caps.Audio, m.Audio)
+			override(&spec.embedding, m.Embedding)
+			override(&spec.dimensions, m.Dimensions)
 			spec.reset = m.Reset
 			if len(m.Extra) > 0 {
 				spec.extra = make(map[string]json.RawMessage, len(m.Extra))
@@ -108,6 +118,13 @@ func (spec modelSpec) method() Continuation {
 		return ContinuePrefix
 	}
 	return ContinueInstruct
+}
+
+// overrideCap sets a capability the config file states.
+func overrideCap(dst *Capability, src *bool) {
+	if src != nil {
+		*dst = capOf(src)
+	}
 }
 
 func override[T any](dst *T, src *T) {
@@ -173,6 +190,7 @@ func (l *loader) compile() *Plan {
 			GrowthMax:  time.Duration(f.Rest.GrowthMax),
 		},
 	}
+	p.Media = Media{FetchHosts: f.Media.FetchHosts, MaxBytes: int64(f.Media.MaxBytes), Timeout: time.Duration(*f.Media.Timeout)}
 	l.compileCallers(p)
 	// A gateway that asks callers for a key does not show its routes,
 	// budgets and errors to anyone who does not have one (issue 10).
@@ -304,6 +322,9 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		ch.Routes = append(ch.Routes, r)
 		ch.Ranks = append(ch.Ranks, rank)
 	}
+	// Validated: a chain's routes are all embedding models or none.
+	ch.Embeddings = len(ch.Routes) > 0 && ch.Routes[0].Embedding
+	ch.PerRequestVectors = ch.Embeddings && c.Vectors == VectorsPerRequest
 	return ch
 }
 
@@ -327,6 +348,9 @@ func (l *loader) compileRoute(p *Plan, id string) *Route {
 		Scarce:       spec.scarce,
 		Reasoning:    spec.reasoning,
 		Continuation: spec.method(),
+		Caps:         spec.caps,
+		Embedding:    spec.embedding,
+		Dimensions:   spec.dimensions,
 	}
 	r.Schema, _ = parseSchemaSupport(spec.schema) // validated; "" is none
 	if spec.reset != "" {

@@ -152,6 +152,10 @@ func (l *loader) applyDefaults() {
 		f.Server.StreamKeepAlive = ptr(Duration(defaultKeepAlive))
 	}
 	setStr(&f.ForwardedHeader, HeaderXForwardedFor)
+	setDur(&f.Media.MaxBytes, 5<<20)
+	if f.Media.Timeout == nil {
+		f.Media.Timeout = ptr(Duration(5 * time.Second))
+	}
 	if v := f.VisitorIDs; v != nil {
 		setDur(&v.TTL, Duration(DefaultVisitorTTL))
 		setStr(&v.Cookie, DefaultVisitorCookie)

@@ -120,6 +120,9 @@ type Plan struct {
 	Redis string
 	// Callers limits what each caller may ask; zero fields: no limit.
 	Callers Callers
+	// Media says which hosts a request's media URLs may be fetched from
+	// (for routes that take media only inline); by default none.
+	Media Media
 	// Secrets holds every secret value above (SecretValues), compiled for
 	// scrubbing from logs, pages, errors and state (issue 10). Compile sets
 	// it; nil on a Plan built by hand means "work it out from the fields".
@@ -308,6 +311,13 @@ type Route struct {
 	// JSON schema, JSON mode only, or neither (the zero value; see
 	// SchemaSupport).
 	Schema SchemaSupport
+	// Caps says whether the model takes function tools, images and audio
+	// (issue 33): a request that needs what a route does not take skips it.
+	Caps Capabilities
+	// Embedding marks an embedding model: it serves POST /v1/embeddings
+	// only. Dimensions is its vector length when none is asked; 0 unknown.
+	Embedding  bool
+	Dimensions int
 	// Disabled routes are listed but never called; DisabledReason says why.
 	Disabled       bool
 	DisabledReason string
@@ -458,6 +468,13 @@ type Chain struct {
 	Callers CallerLimits
 	// Assistant, when set, makes the chain a site assistant (issue 14).
 	Assistant *Assistant
+	// Embeddings marks a chain of embedding routes: it serves POST
+	// /v1/embeddings, and chat requests naming it are refused.
+	Embeddings bool
+	// PerRequestVectors: the chain's embedding routes may be different
+	// models of one dimension (vectors: per_request); each request's
+	// vectors come from one route. False: every route is one model.
+	PerRequestVectors bool
 }
 
 // Assistant is a chain's site assistant: what it answers from and how

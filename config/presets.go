@@ -72,6 +72,15 @@ type PresetModel struct {
 	Canonical string
 	// Schema overrides the preset's Schema for this model.
 	Schema string
+	// Tools, Vision and Audio say whether the model takes function tools,
+	// images and audio (issue 33); CapsSource cites where the provider says
+	// so, with a public URL and the date it was read (YYYY-MM-DD).
+	Tools, Vision, Audio Capability
+	CapsSource           string
+	// Embedding marks an embedding model (POST /v1/embeddings), with its
+	// default vector length.
+	Embedding  bool
+	Dimensions int
 	// Source of the model's figures, with its date.
 	Source string
 }
@@ -87,6 +96,31 @@ const (
 	srcUnverified = "id from the provider's catalog [not in docs/PROVIDERS.md, unverified]; limits are the account's"
 	srcSambaNova  = "docs.sambanova.ai/docs/en/models/rate-limits Free Tier table [2026-08-31, via cuihuan/awesome-ai-gateway free_tiers.json]"
 	srcZai        = "docs.z.ai/guides/overview/pricing: free input and output [2026-08-31]; limits unpublished"
+)
+
+// Where each provider says what its models take besides text (issue 33:
+// PresetModel.Tools, Vision, Audio). Each names a public page and the date
+// it was read. A model a page does not list as taking something is
+// marked as not taking it only where the page lists the models that do;
+// elsewhere it is left unknown (tried, and a refusal learned).
+const (
+	capGroq       = "tools: https://console.groq.com/docs/tool-use; images: https://console.groq.com/docs/vision (Llama 4 Scout only); no audio input in chat [2026-12-04]"
+	capGroqNone   = "not in https://console.groq.com/docs/tool-use nor https://console.groq.com/docs/vision [2026-12-04]"
+	capGemini     = "https://ai.google.dev/gemini-api/docs/models: text, image, video, audio and PDF input, function calling supported [2026-12-04]"
+	capGemma      = "https://ai.google.dev/gemma/docs/core/gemma_on_gemini_api: text and image input, no native function calling (\"Function calling is not enabled for models/gemma-3-27b-it\") [2026-12-04]"
+	capGemma1B    = "https://ai.google.dev/gemma/docs/core: Gemma 3 1B takes text only; no native function calling on the Gemini API [2026-12-04]"
+	capCerebras   = "https://inference-docs.cerebras.ai/capabilities/tool-use: tool calling; text-only models [2026-12-04]"
+	capMistral    = "https://docs.mistral.ai/capabilities/function_calling (every chat model); images: https://docs.mistral.ai/capabilities/vision [2026-12-04]"
+	capGitHub     = "https://github.com/marketplace/models model cards: tools and image input for the OpenAI models [2026-12-04]"
+	capCohere     = "https://docs.cohere.com/docs/compatibility-api: tool use through the compatibility API; Command A Vision is a separate model [2026-12-04]"
+	capSambaNova  = "https://docs.sambanova.ai/docs/en/features/function-calling [2026-12-04]; text-only models"
+	capZai        = "https://docs.z.ai/guides/capabilities/function-calling [2026-12-04]; the V models take images, these do not"
+	capOVH        = "https://endpoints.ai.cloud.ovh.net catalog: function calling on these models [2026-12-04]; text-only"
+	capHF         = "https://huggingface.co/docs/inference-providers/guides/function-calling [2026-12-04]; gpt-oss is text-only"
+	capNVIDIA     = "https://docs.api.nvidia.com/nim/reference (model cards on build.nvidia.com): tool calling [2026-12-04]; text-only models"
+	capOpenRouter = "https://openrouter.ai/qwen/qwen3-coder:free: supported parameters include tools; text input [2026-12-04]"
+	capCloudflare = "https://developers.cloudflare.com/workers-ai/features/function-calling/ lists the models with function calling, not this one; text-only [2026-12-04]"
+	capPolli      = "https://github.com/pollinations/pollinations APIDOCS.md and the text model list's tools/vision flags [2026-12-04]"
 )
 
 // Presets returns the catalog, sorted by name. Each call builds it afresh.
@@ -176,17 +210,17 @@ func presetCatalog() map[string]Preset {
 			// prefill is a plain assistant message, without Mistral's flag.
 			Prefix: true,
 			Models: []PresetModel{
-				{ID: "llama-3.1-8b-instant", Limits: Limits{RPM: 30, RPD: 14400, TPM: 6000, TPD: 500000}, MaxContext: 131072, Canonical: "llama-3.1-8b", Source: srcGroq + "; " + srcCtxCard},
-				{ID: "llama-3.3-70b-versatile", Limits: Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000}, MaxContext: 131072, Canonical: "llama-3.3-70b", Source: srcGroq + "; " + srcCtxCard},
-				{ID: "openai/gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-120b", Schema: schemaEnforceWord, Source: srcGroq + "; " + srcCtxCard + "; strict schema: " + schemaSrcGroq},
-				{ID: "openai/gpt-oss-20b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-20b", Schema: schemaEnforceWord, Source: srcGroq + "; " + srcCtxCard + "; strict schema: " + schemaSrcGroq},
-				{ID: "qwen/qwen3-32b", Limits: Limits{RPM: 60, RPD: 1000, TPM: 6000, TPD: 500000}, MaxContext: 131072, Reasoning: true, Canonical: "qwen3-32b", Source: srcGroq + "; " + srcCtxCard},
-				{ID: "meta-llama/llama-4-scout-17b-16e-instruct", Limits: Limits{RPM: 30, RPD: 1000, TPM: 30000, TPD: 500000}, MaxContext: 131072, Source: srcGroq + "; " + srcCtxCard},
-				{ID: "moonshotai/kimi-k2-instruct-0905", Limits: Limits{RPM: 60, RPD: 1000, TPM: 10000, TPD: 300000}, MaxContext: 262144, Canonical: "kimi-k2-instruct-0905", Source: srcGroq + "; " + srcCtxCard},
-				{ID: "groq/compound", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Schema: schemaNoneWord, Source: srcGroq + "; no TPD published"},
-				{ID: "groq/compound-mini", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Schema: schemaNoneWord, Source: srcGroq + "; no TPD published"},
-				{ID: "allam-2-7b", Limits: Limits{RPM: 30, RPD: 7000, TPM: 6000, TPD: 500000}, MaxContext: 4096, Source: srcGroq + "; " + srcCtxCard},
-				{ID: "qwen/qwen3.6-27b", Limits: Limits{RPD: 1000, TPM: 8000}, Canonical: "qwen3.6-27b", Source: "cheahjs [2026-07-18]; RPM and TPD not listed"},
+				{ID: "llama-3.1-8b-instant", Limits: Limits{RPM: 30, RPD: 14400, TPM: 6000, TPD: 500000}, MaxContext: 131072, Canonical: "llama-3.1-8b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capGroq, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "llama-3.3-70b-versatile", Limits: Limits{RPM: 30, RPD: 1000, TPM: 12000, TPD: 100000}, MaxContext: 131072, Canonical: "llama-3.3-70b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capGroq, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "openai/gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-120b", Schema: schemaEnforceWord, Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capGroq, Source: srcGroq + "; " + srcCtxCard + "; strict schema: " + schemaSrcGroq},
+				{ID: "openai/gpt-oss-20b", Limits: Limits{RPM: 30, RPD: 1000, TPM: 8000, TPD: 200000}, MaxContext: 131072, Reasoning: true, Canonical: "gpt-oss-20b", Schema: schemaEnforceWord, Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capGroq, Source: srcGroq + "; " + srcCtxCard + "; strict schema: " + schemaSrcGroq},
+				{ID: "qwen/qwen3-32b", Limits: Limits{RPM: 60, RPD: 1000, TPM: 6000, TPD: 500000}, MaxContext: 131072, Reasoning: true, Canonical: "qwen3-32b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capGroq, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "meta-llama/llama-4-scout-17b-16e-instruct", Limits: Limits{RPM: 30, RPD: 1000, TPM: 30000, TPD: 500000}, MaxContext: 131072, Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capGroq, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "moonshotai/kimi-k2-instruct-0905", Limits: Limits{RPM: 60, RPD: 1000, TPM: 10000, TPD: 300000}, MaxContext: 262144, Canonical: "kimi-k2-instruct-0905", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capGroq, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "groq/compound", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Schema: schemaNoneWord, Tools: CapNo, Vision: CapNo, Audio: CapNo, CapsSource: capGroqNone, Source: srcGroq + "; no TPD published"},
+				{ID: "groq/compound-mini", Limits: Limits{RPM: 30, RPD: 250, TPM: 70000}, Schema: schemaNoneWord, Tools: CapNo, Vision: CapNo, Audio: CapNo, CapsSource: capGroqNone, Source: srcGroq + "; no TPD published"},
+				{ID: "allam-2-7b", Limits: Limits{RPM: 30, RPD: 7000, TPM: 6000, TPD: 500000}, MaxContext: 4096, Tools: CapNo, Vision: CapNo, Audio: CapNo, CapsSource: capGroqNone, Source: srcGroq + "; " + srcCtxCard},
+				{ID: "qwen/qwen3.6-27b", Limits: Limits{RPD: 1000, TPM: 8000}, Canonical: "qwen3.6-27b", Tools: CapUnknown, Vision: CapNo, Audio: CapNo, CapsSource: "not yet in https://console.groq.com/docs/tool-use [2026-12-04]; text input", Source: "cheahjs [2026-07-18]; RPM and TPD not listed"},
 			},
 		},
 		{
@@ -209,16 +243,20 @@ func presetCatalog() map[string]Preset {
 				// https://ai.google.dev/gemini-api/docs/latest-model as quoted
 				// in github.com/cline/cline/issues/12521): newer models are
 				// left to instruct. Gemma through this API: not confirmed.
-				{ID: "gemini-3.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
-				{ID: "gemini-3-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
-				{ID: "gemini-3.1-flash-lite", Limits: Limits{RPM: 15, RPD: 500, TPM: 250000}, MaxContext: 1048576, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
-				{ID: "gemini-2.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx},
+				{ID: "gemini-3.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-3-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-3.1-flash-lite", Limits: Limits{RPM: 15, RPD: 500, TPM: 250000}, MaxContext: 1048576, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
+				{ID: "gemini-2.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx},
 				// Flash-Lite thinks only when given a budget (512..24576).
-				{ID: "gemini-2.5-flash-lite", Limits: Limits{RPM: 10, RPD: 20, TPM: 250000}, MaxContext: 1048576, Prefix: true, Source: srcGemini + "; " + srcGeminiCtx},
-				{ID: "gemma-3-27b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
-				{ID: "gemma-3-12b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
-				{ID: "gemma-3-4b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Source: srcGemini + "; " + srcCtxCard},
-				{ID: "gemma-3-1b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 32768, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemini-2.5-flash-lite", Limits: Limits{RPM: 10, RPD: 20, TPM: 250000}, MaxContext: 1048576, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx},
+				{ID: "gemma-3-27b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Tools: CapNo, Vision: CapYes, Audio: CapNo, CapsSource: capGemma, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-12b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Tools: CapNo, Vision: CapYes, Audio: CapNo, CapsSource: capGemma, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-4b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 131072, Tools: CapNo, Vision: CapYes, Audio: CapNo, CapsSource: capGemma, Source: srcGemini + "; " + srcCtxCard},
+				{ID: "gemma-3-1b-it", Schema: schemaNoneWord, Limits: Limits{RPM: 30, RPD: 14400, TPM: 15000}, MaxContext: 32768, Tools: CapNo, Vision: CapNo, Audio: CapNo, CapsSource: capGemma1B, Source: srcGemini + "; " + srcCtxCard},
+				// Embeddings (issue 33): 3072 dimensions by default, 768 and 1536
+				// on request (outputDimensionality), 2,048 input tokens;
+				// free: 100 RPM, 30,000 TPM, 1,000 RPD.
+				{ID: "gemini-embedding-001", Embedding: true, Dimensions: 3072, MaxContext: 2048, Limits: Limits{RPM: 100, RPD: 1000, TPM: 30000}, Source: "https://ai.google.dev/gemini-api/docs/embeddings and https://developers.googleblog.com/en/gemini-embedding-available-gemini-api/ [2025-07-14]; free tier https://ai.google.dev/gemini-api/docs/rate-limits [2026-12-04]"},
 			},
 		},
 		{
@@ -232,13 +270,13 @@ func presetCatalog() map[string]Preset {
 			Schema: schemaEnforceWord,
 			// Prefill: not documented (inference-docs.cerebras.ai); instruct.
 			Models: []PresetModel{
-				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcCerebras},
-				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.1-8b", Source: srcCerebras},
-				{ID: "llama-3.3-70b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.3-70b", Source: srcCerebras},
-				{ID: "qwen-3-32b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-32b", Source: srcCerebras},
-				{ID: "qwen-3-235b-a22b-instruct-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "qwen3-235b-a22b-instruct-2507", Source: srcCerebras},
-				{ID: "qwen-3-235b-a22b-thinking-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-235b-a22b-thinking-2507", Source: srcCerebras},
-				{ID: "qwen-3-coder-480b", Limits: Limits{RPM: 10, RPD: 100, TPM: 150000, TPD: 1000000, RPH: 100, TPH: 1000000}, Canonical: "qwen3-coder-480b", Source: srcCerebras},
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "gpt-oss-120b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCerebras, Source: srcCerebras},
+				{ID: "llama3.1-8b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.1-8b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCerebras, Source: srcCerebras},
+				{ID: "llama-3.3-70b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "llama-3.3-70b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCerebras, Source: srcCerebras},
+				{ID: "qwen-3-32b", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-32b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCerebras, Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-instruct-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Canonical: "qwen3-235b-a22b-instruct-2507", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCerebras, Source: srcCerebras},
+				{ID: "qwen-3-235b-a22b-thinking-2507", Limits: Limits{RPM: 30, RPD: 14400, TPM: 60000, TPD: 1000000, RPH: 900, TPH: 1000000}, Reasoning: true, Canonical: "qwen3-235b-a22b-thinking-2507", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCerebras, Source: srcCerebras},
+				{ID: "qwen-3-coder-480b", Limits: Limits{RPM: 10, RPD: 100, TPM: 150000, TPD: 1000000, RPH: 100, TPH: 1000000}, Canonical: "qwen3-coder-480b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCerebras, Source: srcCerebras},
 			},
 		},
 		{
@@ -262,7 +300,7 @@ func presetCatalog() map[string]Preset {
 				// The 8 RPM is the model's own cap in its 429 ("High demand
 				// for qwen/qwen3-coder:free on OpenRouter - limited to 8
 				// requests per minute"), on top of the account's 20.
-				{ID: "qwen/qwen3-coder:free", Limits: Limits{RPM: 8}, Canonical: "qwen3-coder", Source: "429 body quoted in docs/PROVIDERS.md [2026]: capped at 8 RPM when busy"},
+				{ID: "qwen/qwen3-coder:free", MaxContext: 262144, Limits: Limits{RPM: 8}, Canonical: "qwen3-coder", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capOpenRouter + "; context 262,144: the same page", Source: "429 body quoted in docs/PROVIDERS.md [2026]: capped at 8 RPM when busy"},
 			},
 		},
 		{
@@ -278,9 +316,9 @@ func presetCatalog() map[string]Preset {
 			// hosted API (https://docs.nvidia.com/nim/large-language-models/latest/system-example.html
 			// lists assistant messages as previous replies): instruct.
 			Models: []PresetModel{
-				{ID: "nvidia/nemotron-3-nano-30b-a3b", Reasoning: true, Source: "github.com/NVIDIA-NeMo/Guardrails/pull/2316; thinks with chat_template_kwargs.enable_thinking"},
-				{ID: "meta/llama-3.3-70b-instruct", Canonical: "llama-3.3-70b", MaxContext: 131072, Source: srcUnverified + "; " + srcCtxCard},
-				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", MaxContext: 131072, Source: srcUnverified + "; " + srcCtxCard},
+				{ID: "nvidia/nemotron-3-nano-30b-a3b", Reasoning: true, Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capNVIDIA, Source: "github.com/NVIDIA-NeMo/Guardrails/pull/2316; thinks with chat_template_kwargs.enable_thinking"},
+				{ID: "meta/llama-3.3-70b-instruct", Canonical: "llama-3.3-70b", MaxContext: 131072, Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capNVIDIA, Source: srcUnverified + "; " + srcCtxCard},
+				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", MaxContext: 131072, Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capNVIDIA, Source: srcUnverified + "; " + srcCtxCard},
 			},
 		},
 		{
@@ -302,10 +340,13 @@ func presetCatalog() map[string]Preset {
 			// serving but got assistant" (github.com/QuantumNous/new-api/issues/2858).
 			Prefix: true,
 			Models: []PresetModel{
-				{ID: "mistral-small-latest", Canonical: "mistral-small", Source: srcUnverified},
-				{ID: "mistral-medium-latest", Canonical: "mistral-medium", Source: srcUnverified},
-				{ID: "mistral-large-latest", Canonical: "mistral-large", Source: srcUnverified},
-				{ID: "open-mistral-nemo", Canonical: "mistral-nemo", Source: srcUnverified},
+				{ID: "mistral-small-latest", MaxContext: 131072, Canonical: "mistral-small", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral + "; context 128k: https://docs.mistral.ai/getting-started/models/ [2026-12-04]", Source: srcUnverified},
+				{ID: "mistral-medium-latest", MaxContext: 131072, Canonical: "mistral-medium", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral + "; context 128k: https://docs.mistral.ai/getting-started/models/ [2026-12-04]", Source: srcUnverified},
+				{ID: "mistral-large-latest", Canonical: "mistral-large", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capMistral, Source: srcUnverified},
+				{ID: "open-mistral-nemo", MaxContext: 131072, Canonical: "mistral-nemo", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capMistral + "; context 128k: https://docs.mistral.ai/getting-started/models/ [2026-12-04]", Source: srcUnverified},
+				// mistral-embed: 1024 dimensions, 8,192 input tokens, on the
+				// Experiment plan like every model.
+				{ID: "mistral-embed", Embedding: true, Dimensions: 1024, MaxContext: 8192, Canonical: "mistral-embed", Source: "https://docs.mistral.ai/capabilities/embeddings/ [2026-12-04]"},
 			},
 		},
 		{
@@ -317,10 +358,12 @@ func presetCatalog() map[string]Preset {
 			Source: srcGitHub,
 			// Prefill: not documented for GitHub Models; instruct.
 			Models: []PresetModel{
-				{ID: "openai/gpt-4o-mini", Schema: schemaEnforceWord, Limits: Limits{RPM: 15, RPD: 150}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; Low tier"},
-				{ID: "openai/gpt-4o", Schema: schemaEnforceWord, Limits: Limits{RPM: 10, RPD: 50}, MaxContext: 8000, MaxOutput: 4000, Source: srcGitHub + "; High tier (413 body names gpt-4o's 8000)"},
-				{ID: "deepseek/DeepSeek-R1", Limits: Limits{RPM: 1, RPD: 8}, MaxContext: 4000, MaxOutput: 4000, Reasoning: true, Canonical: "deepseek-r1", Source: srcGitHub},
-				{ID: "xai/grok-3", Limits: Limits{RPM: 1, RPD: 15}, Canonical: "grok-3", Source: srcGitHub + "; tokens per request not listed"},
+				{ID: "openai/gpt-4o-mini", Schema: schemaEnforceWord, Limits: Limits{RPM: 15, RPD: 150}, MaxContext: 8000, MaxOutput: 4000, Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capGitHub, Source: srcGitHub + "; Low tier"},
+				{ID: "openai/gpt-4o", Schema: schemaEnforceWord, Limits: Limits{RPM: 10, RPD: 50}, MaxContext: 8000, MaxOutput: 4000, Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capGitHub, Source: srcGitHub + "; High tier (413 body names gpt-4o's 8000)"},
+				{ID: "deepseek/DeepSeek-R1", Limits: Limits{RPM: 1, RPD: 8}, MaxContext: 4000, MaxOutput: 4000, Reasoning: true, Canonical: "deepseek-r1", Tools: CapNo, Vision: CapNo, Audio: CapNo, CapsSource: capGitHub + "; DeepSeek-R1 takes text and no tools", Source: srcGitHub},
+				{ID: "xai/grok-3", Limits: Limits{RPM: 1, RPD: 15}, Canonical: "grok-3", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capGitHub + "; Grok 3 takes text", Source: srcGitHub + "; tokens per request not listed"},
+				// The Embedding tier: 15 RPM, 150 RPD, 64,000 tokens a request.
+				{ID: "openai/text-embedding-3-small", Embedding: true, Dimensions: 1536, Limits: Limits{RPM: 15, RPD: 150}, MaxContext: 8191, Canonical: "text-embedding-3-small", Source: srcGitHub + "; Embedding tier; 1536 dimensions: https://platform.openai.com/docs/guides/embeddings [2026-12-04]"},
 			},
 		},
 		{
@@ -333,7 +376,10 @@ func presetCatalog() map[string]Preset {
 			Source: "developers.cloudflare.com/workers-ai (pricing.mdx, open-ai-compatibility) [2026]",
 			// Prefill: not documented for Workers AI; instruct.
 			Models: []PresetModel{
-				{ID: "@cf/meta/llama-3.1-8b-instruct", Canonical: "llama-3.1-8b", Source: "developers.cloudflare.com/workers-ai/get-started/rest-api [2026]"},
+				{ID: "@cf/meta/llama-3.1-8b-instruct", Canonical: "llama-3.1-8b", Tools: CapUnknown, Vision: CapNo, Audio: CapNo, CapsSource: capCloudflare, Source: "developers.cloudflare.com/workers-ai/get-started/rest-api [2026]"},
+				// /ai/v1/embeddings (open-ai-compatibility): 768 dimensions, 512
+				// input tokens.
+				{ID: "@cf/baai/bge-base-en-v1.5", Embedding: true, Dimensions: 768, MaxContext: 512, Canonical: "bge-base-en-v1.5", Source: "https://developers.cloudflare.com/workers-ai/models/bge-base-en-v1.5/ and open-ai-compatibility [2026-12-04]"},
 			},
 		},
 		{
@@ -354,9 +400,9 @@ func presetCatalog() map[string]Preset {
 			Source:   "github.com/pollinations/pollinations APIDOCS.md [2026]; 20 RPM from the 2025 anonymous 3 s interval [uncertain for gen.pollinations.ai]",
 			// Prefill: not documented; instruct.
 			Models: []PresetModel{
-				{ID: "openai", Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]; the model behind the alias changes"},
-				{ID: "openai-fast", Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]"},
-				{ID: "mistral", Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]"},
+				{ID: "openai", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capPolli, Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]; the model behind the alias changes"},
+				{ID: "openai-fast", Tools: CapYes, Vision: CapYes, Audio: CapNo, CapsSource: capPolli, Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]"},
+				{ID: "mistral", Tools: CapYes, Vision: CapUnknown, Audio: CapNo, CapsSource: capPolli, Source: "github.com/pollinations/pollinations APIDOCS.md text model list [2026]"},
 			},
 		},
 		{
@@ -372,9 +418,11 @@ func presetCatalog() map[string]Preset {
 			Source: "docs.cohere.com/docs/rate-limits [2026]: trial keys 1,000 calls a month, 20 req/min per chat model",
 			// Prefill: not documented for the compatibility API; instruct.
 			Models: []PresetModel{
-				{ID: "command-a-03-2025", Limits: Limits{RPM: 20}, Canonical: "command-a", Source: "docs.cohere.com/docs/rate-limits [2026]: Command A 20 req/min trial"},
-				{ID: "command-r-plus-08-2024", Limits: Limits{RPM: 20}, Canonical: "command-r-plus", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R+ 20 req/min trial"},
-				{ID: "command-r7b-12-2024", Limits: Limits{RPM: 20}, Canonical: "command-r7b", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R7B 20 req/min trial"},
+				{ID: "command-a-03-2025", MaxContext: 256000, Limits: Limits{RPM: 20}, Canonical: "command-a", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere + "; context 256k: https://docs.cohere.com/docs/command-a [2026-12-04]", Source: "docs.cohere.com/docs/rate-limits [2026]: Command A 20 req/min trial"},
+				{ID: "command-r-plus-08-2024", MaxContext: 128000, Limits: Limits{RPM: 20}, Canonical: "command-r-plus", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere + "; context 128k: https://docs.cohere.com/docs/command-r-plus [2026-12-04]", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R+ 20 req/min trial"},
+				{ID: "command-r7b-12-2024", MaxContext: 128000, Limits: Limits{RPM: 20}, Canonical: "command-r7b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capCohere + "; context 128k: https://docs.cohere.com/docs/command-r7b [2026-12-04]", Source: "docs.cohere.com/docs/rate-limits [2026]: Command R7B 20 req/min trial"},
+				// The compatibility API's /embeddings; 1536 dimensions by default.
+				{ID: "embed-v4.0", Embedding: true, Dimensions: 1536, Canonical: "embed-v4.0", Source: "https://docs.cohere.com/docs/compatibility-api (embeddings) and https://docs.cohere.com/docs/cohere-embed [2026-12-04]"},
 			},
 		},
 		{
@@ -391,9 +439,9 @@ func presetCatalog() map[string]Preset {
 			Source: "docs.sambanova.ai/docs/en/models/rate-limits [2026-08-31]: Free Tier 20 RPM / 20 RPD / 200K TPD per model",
 			// Prefill: not documented; instruct.
 			Models: []PresetModel{
-				{ID: "DeepSeek-V3.1", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Canonical: "deepseek-v3.1", Source: srcSambaNova},
-				{ID: "Meta-Llama-3.3-70B-Instruct", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Canonical: "llama-3.3-70b", Source: srcSambaNova},
-				{ID: "gpt-oss-120b", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Reasoning: true, Canonical: "gpt-oss-120b", Source: srcSambaNova},
+				{ID: "DeepSeek-V3.1", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Canonical: "deepseek-v3.1", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capSambaNova, Source: srcSambaNova},
+				{ID: "Meta-Llama-3.3-70B-Instruct", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Canonical: "llama-3.3-70b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capSambaNova, Source: srcSambaNova},
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 20, RPD: 20, TPD: 200000}, Reasoning: true, Canonical: "gpt-oss-120b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capSambaNova, Source: srcSambaNova},
 			},
 		},
 		{
@@ -410,8 +458,8 @@ func presetCatalog() map[string]Preset {
 			Source: "docs.z.ai/guides/overview/pricing [2026-08-31]: GLM Flash models free; rate limits unpublished (unknown)",
 			// Prefill: not documented; instruct.
 			Models: []PresetModel{
-				{ID: "glm-4.7-flash", Reasoning: true, Canonical: "glm-4.7-flash", Source: srcZai},
-				{ID: "glm-4.5-flash", Reasoning: true, Canonical: "glm-4.5-flash", Source: srcZai},
+				{ID: "glm-4.7-flash", Reasoning: true, Canonical: "glm-4.7-flash", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capZai, Source: srcZai},
+				{ID: "glm-4.5-flash", Reasoning: true, Canonical: "glm-4.5-flash", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capZai, Source: srcZai},
 			},
 		},
 		{
@@ -427,8 +475,8 @@ func presetCatalog() map[string]Preset {
 			Source: "ovhcloud.com/en/public-cloud/ai-endpoints [2026-06, via client catalogs that probed it keyless]; 2 RPM per model anonymous",
 			// Prefill: not documented; instruct.
 			Models: []PresetModel{
-				{ID: "gpt-oss-120b", Limits: Limits{RPM: 2}, Reasoning: true, Canonical: "gpt-oss-120b", Source: "ovhcloud.com ai-endpoints catalog gpt-oss-120b [2026]; 2 RPM anonymous"},
-				{ID: "Meta-Llama-3_3-70B-Instruct", Limits: Limits{RPM: 2}, Canonical: "llama-3.3-70b", Source: "probed keyless by a public client catalog [2026-06]; 2 RPM anonymous"},
+				{ID: "gpt-oss-120b", Limits: Limits{RPM: 2}, Reasoning: true, Canonical: "gpt-oss-120b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capOVH, Source: "ovhcloud.com ai-endpoints catalog gpt-oss-120b [2026]; 2 RPM anonymous"},
+				{ID: "Meta-Llama-3_3-70B-Instruct", Limits: Limits{RPM: 2}, Canonical: "llama-3.3-70b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capOVH, Source: "probed keyless by a public client catalog [2026-06]; 2 RPM anonymous"},
 			},
 		},
 		{
@@ -447,8 +495,8 @@ func presetCatalog() map[string]Preset {
 			Source:   "huggingface.co/docs/inference-providers (hub-docs pricing.md) [2026-02]; monthly credits, no request limits published",
 			// Prefill: not documented across its providers; instruct.
 			Models: []PresetModel{
-				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", Source: "huggingface.co/docs/inference-providers gpt-oss guide [2026]"},
-				{ID: "meta-llama/Llama-3.1-8B-Instruct", Canonical: "llama-3.1-8b", Source: srcUnverified},
+				{ID: "openai/gpt-oss-120b", Reasoning: true, Canonical: "gpt-oss-120b", Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: capHF, Source: "huggingface.co/docs/inference-providers gpt-oss guide [2026]"},
+				{ID: "meta-llama/Llama-3.1-8B-Instruct", Canonical: "llama-3.1-8b", Tools: CapUnknown, Vision: CapNo, Audio: CapNo, CapsSource: capHF + "; Llama 3.1 8B depends on the provider behind the router", Source: srcUnverified},
 			},
 		},
 		{

@@ -62,6 +62,23 @@ type File struct {
 	// Callers limits what each caller may ask (seed 000: 15 questions an
 	// hour and 40 a day per visitor, 3,000 a day for the whole site).
 	Callers CallersConfig `yaml:"callers"`
+	// Media says which hosts an image or audio URL of a request may be
+	// fetched from, for a route that takes media only inline (Gemini's
+	// native API). Default: none; such a request skips those routes.
+	Media MediaConfig `yaml:"media"`
+}
+
+// MediaConfig lets the gateway fetch media a request gives by URL (issue
+// 33). Nothing is fetched unless fetch_hosts names the host.
+type MediaConfig struct {
+	// FetchHosts are the hosts whose https URLs may be fetched: exact
+	// names ("images.example.com"), or ".example.com" for every subdomain.
+	// Default none.
+	FetchHosts []string `yaml:"fetch_hosts"`
+	// MaxBytes caps one fetched file ("5MiB"). Default 5MiB.
+	MaxBytes Size `yaml:"max_bytes"`
+	// Timeout caps one fetch. Default 5s.
+	Timeout *Duration `yaml:"timeout"`
 }
 
 // CallersConfig limits each caller and the whole site. The per-caller
@@ -254,6 +271,20 @@ type ModelConfig struct {
 	// Canonical is the provider-independent name. Default: the id without
 	// its publisher prefix and :free suffix.
 	Canonical string `yaml:"canonical"`
+	// Tools, Vision and Audio say whether the model takes function tools,
+	// images and audio in a request (issue 33). Default the preset's (from
+	// the provider's docs); unset for a model no preset knows: it is tried,
+	// and a refusal is learned. A request that needs what a route does not
+	// take skips that route.
+	Tools  *bool `yaml:"tools"`
+	Vision *bool `yaml:"vision"`
+	Audio  *bool `yaml:"audio"`
+	// Embedding marks an embedding model, served by POST /v1/embeddings and
+	// never by chat. Default the preset's, else false.
+	Embedding *bool `yaml:"embedding"`
+	// Dimensions is an embedding model's vector length when no dimensions
+	// is asked. Default the preset's; 0 unknown.
+	Dimensions *int `yaml:"dimensions"`
 }
 
 // ChainConfig is an ordered list of routes serving one use case. Each field
@@ -339,6 +370,12 @@ type ChainConfig struct {
 	// Callers limits each caller's requests to this chain, on top of the
 	// caller's own limits. Default none.
 	Callers *CallerLimitsConfig `yaml:"callers"`
+	// Vectors, on a chain of embedding models, says which routes it may
+	// list: same_model (the default: every route is one model, whose vectors
+	// compare across requests) or per_request (routes of different models
+	// with the same dimensions; each request's vectors come from one route
+	// and compare only among themselves, and the answer's model names it).
+	Vectors string `yaml:"vectors"`
 	// Assistant makes the chain a site assistant answering from a folder of
 	// content (issue 14): POST /v1/ask, and assistant mode on chat
 	// completions. Default none. An assistant chain's cache_ttl defaults

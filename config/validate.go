@@ -38,6 +38,7 @@ func (l *loader) validate() {
 		l.probs.addf("server.max_body", "must be more than 0")
 	}
 	l.validateServerLimits()
+	l.validateMedia()
 	if f.Rest.MinuteMax < f.Rest.MinuteMin {
 		l.probs.addf("rest.minute_max", "%s is less than minute_min %s", f.Rest.MinuteMax, f.Rest.MinuteMin)
 	}
@@ -218,6 +219,9 @@ func (l *loader) validateModel(path string, m *ModelConfig) {
 			l.envSafe(path+".schema", err)
 		}
 	}
+	if m.Dimensions != nil && *m.Dimensions < 0 {
+		l.probs.addf(path+".dimensions", "%d is negative; write 0 for unknown", *m.Dimensions)
+	}
 	switch m.Continuation {
 	case "", "auto", "prefix", "instruct", "off":
 	default:
@@ -319,6 +323,7 @@ func (l *loader) validateChain(name string) {
 		}
 	}
 	l.validateAssistant(path+".assistant", c.Assistant, report)
+	l.validateEmbeddingRoutes(c, report)
 	// A search may name a message for when nothing matches; otherwise one
 	// kind of fallback.
 	fb := c.Fallback

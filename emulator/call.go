@@ -47,6 +47,15 @@ type call struct {
 	format string
 	// turns are the messages, for Model.Reply.
 	turns []Turn
+	// ask is what the call asks beyond text: tools, a schema, media
+	// (follow.go); calls the function calls a following model answers.
+	ask   asked
+	calls []emuCall
+	// embed marks an embeddings call (embed.go): inputs to turn into
+	// vectors of dims dimensions (0: the model's).
+	embed  bool
+	inputs []string
+	dims   int
 
 	// Set by admit.
 	seq        int
@@ -109,7 +118,9 @@ func (e *Emulator) admit(c *call) {
 	case m.mix != nil:
 		step = m.mix.draw()
 	}
-	c.setAnswer(step)
+	if !c.embed {
+		c.setAnswer(step)
+	}
 	tokens := c.prompt + c.completion
 
 	m.win.prune(now, m.reset)
@@ -144,6 +155,9 @@ func (e *Emulator) admit(c *call) {
 	if c.kind == "" {
 		c.kind = Answer
 	}
+	if c.embed {
+		c.completion = 0
+	}
 	charged := 0
 	if c.kind.answers() {
 		charged = c.prompt + c.completion
@@ -170,7 +184,9 @@ func (c *call) setAnswer(s Step) {
 			text = c.model.Reply(c.turns)
 		}
 	}
-	if text == "" && s.ToolCalls == "" {
+	if s.Text == "" && s.ToolCalls == "" && c.model.Follows && s.Kind != BadRequest && c.follow() {
+		text = c.answer
+	} else if text == "" && s.ToolCalls == "" {
 		text = defaultAnswer(c.prov.Name, c.modelID)
 	}
 	text = c.continued(text)
@@ -191,8 +207,12 @@ func (c *call) setAnswer(s Step) {
 		c.finish = "length"
 	}
 	c.answer = text
-	c.completion = tokensOf(len(text) + len(s.ToolCalls))
-	if s.ToolCalls != "" && c.finish == "stop" {
+	calls := len(s.ToolCalls)
+	for _, tc := range c.calls {
+		calls += len(tc.name) + len(tc.args)
+	}
+	c.completion = tokensOf(len(text) + calls)
+	if (s.ToolCalls != "" || len(c.calls) > 0) && c.finish == "stop" {
 		c.finish = "tool_calls"
 	}
 }

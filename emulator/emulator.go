@@ -146,6 +146,24 @@ type Model struct {
 	// instruct continuation (continue.go): exactly (the default), with an
 	// overlap, or started over.
 	Continue Continuation
+	// Follows makes the model answer what a request asks as a capable
+	// model would (follow.go, issue 33): a call of one of its function
+	// tools (the one tool_choice names, else the first) with arguments
+	// made from the tool's parameters, then, once given the tool's result,
+	// a sentence quoting it; an instance of a JSON schema; a sentence
+	// naming the image or audio it was shown. A step's Text or ToolCalls
+	// still wins. Default off: the model answers its Answer.
+	Follows bool
+	// NoTools, NoVision and NoAudio make the model refuse a request with
+	// function tools, an image or audio, in its flavor's words (media.go),
+	// before any script or limit.
+	NoTools, NoVision, NoAudio bool
+	// Embedding makes the model an embedding model (embed.go): it answers
+	// /embeddings (OpenAI flavors and Gemini's OpenAI-compatible endpoint)
+	// and embedContent / batchEmbedContents (Gemini), with deterministic
+	// unit vectors of Dimensions numbers (default 768), and refuses chat.
+	Embedding  bool
+	Dimensions int
 }
 
 // Turn is one message of a call as the model reads it: Role is "system",

@@ -344,7 +344,7 @@ func TestModelsAndRoutes(t *testing.T) {
 	if got := v.e.BaseURL("http://x/", FlavorGemini); got != "http://x/gemini/v1beta" {
 		t.Errorf("gemini base %q", got)
 	}
-	for _, path := range []string{"/nobody/v1/chat/completions", "/groq/v1/embeddings"} {
+	for _, path := range []string{"/nobody/v1/chat/completions", "/groq/v1/audio/speech"} {
 		if r := v.do(t.Context(), "POST", v.srv.URL+path, "{}"); r.status != 404 {
 			t.Errorf("%s: %d", path, r.status)
 		}

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,10 +12,27 @@ import (
 
 // gemContent is one turn (or the system instruction) of a Gemini request.
 type gemContent struct {
-	Role  string `json:"role"`
-	Parts []struct {
-		Text string `json:"text"`
-	} `json:"parts"`
+	Role  string    `json:"role"`
+	Parts []gemPart `json:"parts"`
+}
+
+// gemPart is one part of a turn: text, inlineData, functionCall or
+// functionResponse.
+type gemPart struct {
+	Text       string `json:"text"`
+	InlineData *struct {
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+	} `json:"inlineData"`
+	FunctionCall *struct {
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	} `json:"functionCall"`
+	FunctionResponse *struct {
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response"`
+	} `json:"functionResponse"`
+	ThoughtSignature string `json:"thoughtSignature"`
 }
 
 func (g gemContent) text() string {
@@ -25,14 +43,144 @@ func (g gemContent) text() string {
 	return b.String()
 }
 
+// gemTools are a request's tools: function declarations (parameters as
+// JSON Schema, or as the older OpenAPI subset).
+type gemTools []struct {
+	FunctionDeclarations []struct {
+		Name                 string          `json:"name"`
+		ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+		Parameters           json.RawMessage `json:"parameters"`
+	} `json:"functionDeclarations"`
+}
+
+// gemAsk reads what a generateContent request asks beyond text.
+func gemAsk(req gemRequest) asked {
+	var a asked
+	for _, t := range req.Tools {
+		for _, d := range t.FunctionDeclarations {
+			p := d.ParametersJSONSchema
+			if len(p) == 0 {
+				p = d.Parameters
+			}
+			a.tools = append(a.tools, toolDecl{name: d.Name, params: decodeAny(p)})
+		}
+	}
+	if tc := req.ToolConfig; tc != nil {
+		switch fc := tc.FunctionCallingConfig; fc.Mode {
+		case "NONE":
+			a.choice = "none"
+		case "ANY":
+			a.choice = "required"
+			if len(fc.AllowedFunctionNames) == 1 {
+				a.choice = fc.AllowedFunctionNames[0]
+			}
+		default:
+			a.choice = "auto"
+		}
+	}
+	if gc := req.GenerationConfig; gc != nil {
+		switch {
+		case len(gc.ResponseJSONSchema) > 0:
+			a.schema = decodeAny(gc.ResponseJSONSchema)
+		case gc.ResponseMimeType == "application/json":
+			a.jsonObject = true
+		}
+	}
+	for i, ct := range req.Contents {
+		for j, p := range ct.Parts {
+			switch {
+			case p.InlineData != nil && strings.HasPrefix(p.InlineData.MimeType, "image/"):
+				a.images = append(a.images, describeBlob(p.InlineData.MimeType, p.InlineData.Data))
+			case p.InlineData != nil && strings.HasPrefix(p.InlineData.MimeType, "audio/"):
+				a.audio++
+			case p.FunctionResponse != nil && i == len(req.Contents)-1 && j == len(ct.Parts)-1:
+				a.afterTool, a.toolResult = true, string(p.FunctionResponse.Response)
+			}
+		}
+	}
+	return a
+}
+
+// gemPartsProblem is Gemini's 400 for parts it refuses: a functionResponse
+// whose response is not an object, inlineData without a type or with bad
+// base64, and (on Gemini 3) a replayed functionCall without a thought
+// signature.
+func gemPartsProblem(req gemRequest, modelID string) string {
+	for i, ct := range req.Contents {
+		signed := false
+		for j, p := range ct.Parts {
+			at := fmt.Sprintf("contents[%d].parts[%d]", i, j)
+			switch {
+			case p.FunctionResponse != nil:
+				r := strings.TrimSpace(string(p.FunctionResponse.Response))
+				if !strings.HasPrefix(r, "{") {
+					return "Invalid value at '" + at + ".function_response.response' (type.googleapis.com/google.protobuf.Struct), " + r
+				}
+				if p.FunctionResponse.Name == "" {
+					return "* GenerateContentRequest." + at + ".function_response.name: Name cannot be empty.\n"
+				}
+			case p.InlineData != nil:
+				if p.InlineData.MimeType == "" {
+					return "* GenerateContentRequest." + at + ".inline_data.mime_type: mime_type is not specified\n"
+				}
+				if _, err := base64.StdEncoding.DecodeString(p.InlineData.Data); err != nil {
+					return "Invalid value at '" + at + ".inline_data.data' (TYPE_BYTES), Base64 decoding failed"
+				}
+			case p.FunctionCall != nil:
+				if p.ThoughtSignature != "" {
+					signed = true
+				}
+				// Gemini 3 checks the first call of a step for its
+				// signature (https://ai.google.dev/gemini-api/docs/thought-signatures;
+				// the words as github.com/erain/glue's v1.8.0 quotes them).
+				if strings.Contains(modelID, "gemini-3") && !signed {
+					return "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance."
+				}
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		for k, d := range t.FunctionDeclarations {
+			if !gemFunctionName(d.Name) {
+				return fmt.Sprintf("* GenerateContentRequest.tools[0].function_declarations[%d].name: Invalid function name. Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain underscores, dots, colons and dashes, with a maximum length of 64.\n", k)
+			}
+			if len(d.ParametersJSONSchema) > 0 && len(d.Parameters) > 0 {
+				return fmt.Sprintf("* GenerateContentRequest.tools[0].function_declarations[%d]: parameters and parameters_json_schema are mutually exclusive.\n", k)
+			}
+		}
+	}
+	return ""
+}
+
+func gemFunctionName(n string) bool {
+	if n == "" || len(n) > 64 || !(n[0] == '_' || n[0] >= 'a' && n[0] <= 'z' || n[0] >= 'A' && n[0] <= 'Z') {
+		return false
+	}
+	for _, r := range n {
+		if !(r == '_' || r == '.' || r == ':' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // gemRequest is the part of a generateContent request the emulator reads,
 // after snake_case keys were turned into camelCase (Google accepts both).
 type gemRequest struct {
 	Contents          []gemContent `json:"contents"`
 	SystemInstruction *gemContent  `json:"systemInstruction"`
-	GenerationConfig  *struct {
-		MaxOutputTokens int `json:"maxOutputTokens"`
-		ThinkingConfig  *struct {
+	Tools             gemTools     `json:"tools"`
+	ToolConfig        *struct {
+		FunctionCallingConfig struct {
+			Mode                 string   `json:"mode"`
+			AllowedFunctionNames []string `json:"allowedFunctionNames"`
+		} `json:"functionCallingConfig"`
+	} `json:"toolConfig"`
+	GenerationConfig *struct {
+		ResponseMimeType   string          `json:"responseMimeType"`
+		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+		MaxOutputTokens    int             `json:"maxOutputTokens"`
+		ThinkingConfig     *struct {
 			ThinkingBudget *int   `json:"thinkingBudget"`
 			ThinkingLevel  string `json:"thinkingLevel"`
 		} `json:"thinkingConfig"`
@@ -237,6 +385,9 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 	case "generateContent":
 	case "streamGenerateContent":
 		c.stream = true
+	case "embedContent", "batchEmbedContents":
+		e.serveGeminiEmbed(w, r, c, method == "batchEmbedContents")
+		return
 	default:
 		http.NotFound(w, r)
 		return
@@ -245,6 +396,10 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	req, problem, field := parseGemini(body)
 	c.format = geminiBodyFormat(body)
+	c.ask = gemAsk(req)
+	if problem == "" {
+		problem = gemPartsProblem(req, c.modelID)
+	}
 	e.sawBody(p.Name, c.modelID, body)
 	if problem == "" && badText(body) {
 		problem = "Invalid JSON payload received. Invalid UTF-8 or unpaired surrogate."
@@ -294,6 +449,11 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 		}
 		if m, ok := e.modelOf(p.Name, c.modelID); ok {
 			if f, refused := formatRefusal(c, m, c.format, true); refused {
+				e.record(c, "unsupported", f.status)
+				e.writeFailure(w, f)
+				return
+			}
+			if f, refused := mediaRefusal(c, m); refused {
 				e.record(c, "unsupported", f.status)
 				e.writeFailure(w, f)
 				return
@@ -360,8 +520,27 @@ func (c *call) responseID() string { return fmt.Sprintf("emu%020d", c.seq) }
 // usage; finish marks the last one.
 func (c *call) gemEvent(text string, finish bool, soFar int) obj {
 	content := obj{{"role", "model"}}
+	var parts []obj
 	if text != "" {
-		content = obj{{"parts", []obj{{{"text", text}}}}, {"role", "model"}}
+		parts = append(parts, obj{{"text", text}})
+	}
+	if finish {
+		// A function call comes whole, with the last event; Gemini 3
+		// signs the first call of a step (thought-signatures).
+		for i, fc := range c.functionCalls() {
+			args := json.RawMessage(fc.args)
+			if !json.Valid(args) {
+				args = json.RawMessage(`{}`)
+			}
+			p := obj{{"functionCall", obj{{"name", fc.name}, {"args", args}}}}
+			if i == 0 && strings.Contains(c.modelID, "gemini-3") {
+				p = append(p, kv{"thoughtSignature", "ZW11bGF0b3Itc2lnbmF0dXJl"})
+			}
+			parts = append(parts, p)
+		}
+	}
+	if parts != nil {
+		content = obj{{"parts", parts}, {"role", "model"}}
 	}
 	cand := obj{{"content", content}}
 	if finish {

@@ -80,6 +80,9 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 		e.writeModels(w, p)
 		return
 	case path == "/chat/completions" && r.Method == http.MethodPost:
+	case path == "/embeddings" && r.Method == http.MethodPost:
+		e.serveOpenAIEmbeddings(w, r, c)
+		return
 	default:
 		http.NotFound(w, r)
 		return
@@ -105,6 +108,7 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 		c.maxTokens = req.MaxCompletionTokens
 	}
 	c.format = openAIFormat(top)
+	c.ask = openAIAsk(top)
 	e.sawBody(p.Name, req.Model, body)
 	n, says := 0, false
 	last := len(req.Messages) - 1
@@ -157,6 +161,11 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 	}
 	if m, ok := e.modelOf(p.Name, req.Model); ok {
 		if f, refused := formatRefusal(c, m, c.format, says); refused {
+			e.record(c, "unsupported", f.status)
+			e.writeFailure(w, f)
+			return
+		}
+		if f, refused := mediaRefusal(c, m); refused {
 			e.record(c, "unsupported", f.status)
 			e.writeFailure(w, f)
 			return
@@ -347,11 +356,11 @@ func (e *Emulator) answerOpenAI(ctx context.Context, w http.ResponseWriter, c *c
 			kv{"choices", []obj{{{"index", 0}, {"message", obj{{"role", "assistant"}, {"content", ""}}}, {"finish_reason", "error"}}}})
 	} else {
 		msg := obj{{"role", "assistant"}, {"content", content}}
-		if c.step.ToolCalls != "" {
+		if tcs := c.toolCallsJSON(); tcs != nil {
 			if content == "" {
 				msg = obj{{"role", "assistant"}, {"content", nil}}
 			}
-			msg = append(msg, kv{"tool_calls", json.RawMessage(c.step.ToolCalls)})
+			msg = append(msg, kv{"tool_calls", tcs})
 		}
 		if c.step.Reasoning != "" {
 			msg = append(msg, kv{"reasoning", c.step.Reasoning})

@@ -1,6 +1,9 @@
 package emulator
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Preset is one free-tier provider with its usual models, ready for
 // AddPreset.
@@ -22,9 +25,48 @@ func (e *Emulator) AddPreset(p Preset) {
 // accepted and made-up but plausible latencies, for the demo and the day
 // simulator. Gemini, Groq and NVIDIA count their refusals against the day
 // (Provider.CountRefusals), as seed 000 saw: "a failed call still counted
-// against the day's quota". It returns new values on every call; callers
-// may change them.
+// against the day's quota". Every chat model follows what a request asks
+// (Model.Follows: tool calls, schema instances, a sentence naming an
+// image), and refuses tools, images and audio where its provider says the
+// model takes none (issue 33); the embedding models answer embeddings. It
+// returns new values on every call; callers may change them.
 func FreeTier() []Preset {
+	ps := freeTier()
+	for i := range ps {
+		for j := range ps[i].Models {
+			m := &ps[i].Models[j]
+			if m.Embedding {
+				continue
+			}
+			m.Follows = true
+			vision, tools, audio := freeTakes(ps[i].Provider.Name + "/" + m.ID)
+			m.NoVision, m.NoTools, m.NoAudio = !vision, !tools, !audio
+		}
+	}
+	return ps
+}
+
+// freeTakes says which of images, tools and audio a free chat model takes,
+// as the config's presets do (config/presets.go cites the providers'
+// pages): Gemini's Flash models all three, Gemma images, Llama 4 Scout and
+// GitHub's OpenAI models images and tools, DeepSeek-R1 neither, every
+// other model tools only.
+func freeTakes(route string) (vision, tools, audio bool) {
+	switch {
+	case strings.HasPrefix(route, "gemini/gemini-"):
+		return true, true, true
+	case strings.HasPrefix(route, "gemini/gemma-"):
+		return true, false, false
+	case route == "groq/meta-llama/llama-4-scout-17b-16e-instruct", strings.HasPrefix(route, "github/openai/"),
+		strings.HasPrefix(route, "mistral/mistral-"):
+		return true, true, false
+	case route == "github/deepseek/DeepSeek-R1":
+		return false, false, false
+	}
+	return false, true, false
+}
+
+func freeTier() []Preset {
 	ms := time.Millisecond
 	groq := func(id string, rpm, rpd, tpm, tpd int) Model {
 		return Model{ID: id, Limits: Limits{RPM: rpm, RPD: rpd, TPM: tpm, TPD: tpd}, Latency: 250 * ms, ChunkDelay: 5 * ms}
@@ -54,6 +96,8 @@ func FreeTier() []Preset {
 			gemini("gemini-2.5-flash", 5, 20, 250000),
 			gemini("gemini-2.5-flash-lite", 10, 20, 250000),
 			gemini("gemma-3-27b-it", 30, 14400, 15000),
+			// 3072 dimensions; free: 100 RPM, 1,000 RPD, 30,000 TPM.
+			{ID: "gemini-embedding-001", Embedding: true, Dimensions: 3072, Limits: Limits{RPM: 100, RPD: 1000, TPM: 30000}, Latency: 150 * ms},
 		}},
 		{Provider: Provider{Name: "cerebras", Flavor: FlavorCerebras}, Models: []Model{
 			cerebras("gpt-oss-120b", 30, 14400, 60000, 1000000),
@@ -75,6 +119,7 @@ func FreeTier() []Preset {
 		{Provider: Provider{Name: "mistral", Flavor: FlavorMistral, Limits: Limits{RPM: 60, TPM: 500000}}, Models: []Model{
 			plain("mistral-small-latest", 600*ms, Limits{}),
 			plain("mistral-large-latest", 900*ms, Limits{}),
+			{ID: "mistral-embed", Embedding: true, Dimensions: 1024, Latency: 200 * ms},
 		}},
 		{Provider: Provider{Name: "github", Flavor: FlavorGitHub}, Models: []Model{
 			plain("openai/gpt-4o-mini", 700*ms, Limits{RPM: 15, RPD: 150}),

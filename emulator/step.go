@@ -110,11 +110,13 @@ type Step struct {
 	// that many bytes, cut on character boundaries, instead of one word per
 	// chunk: a <think> tag or a word can then be split across chunks.
 	ChunkBytes int
-	// ToolCalls, when set, is the tool_calls array a whole answer on an
-	// OpenAI flavor carries, as the provider writes it: each call's "id",
-	// "type": "function", and "function" with its "name" and "arguments"
-	// (a JSON string). The answer then has no content unless Text is set,
-	// and finishes with "tool_calls". Streams and Gemini ignore it.
+	// ToolCalls, when set, is the tool_calls array the answer carries, as
+	// an OpenAI provider writes it: each call's "id", "type": "function",
+	// and "function" with its "name" and "arguments" (a JSON string). The
+	// answer then has no content unless Text is set, and finishes with
+	// "tool_calls". A stream sends each call's head, then its arguments in
+	// pieces; Gemini sends the calls as functionCall parts (their ids are
+	// not Gemini's to send), with the last event.
 	ToolCalls string
 }
 

@@ -128,6 +128,18 @@ func (e *Emulator) streamOpenAI(w http.ResponseWriter, r *http.Request, c *call)
 		sent += len(pieces[i])
 		s.event(compact(c.withUsage(c.chunk(obj{{"content", pieces[i]}}, nil), sent)))
 	}
+	for i, tc := range c.functionCalls() {
+		// OpenAI streams a call as its id and name first, then its
+		// arguments in pieces, each delta naming the call's index.
+		if !e.between(ctx, c) {
+			return http.StatusOK
+		}
+		head := obj{{"index", i}, {"id", tc.id}, {"type", "function"}, {"function", obj{{"name", tc.name}, {"arguments", ""}}}}
+		s.event(compact(c.chunk(obj{{"tool_calls", []obj{head}}}, nil)))
+		for _, piece := range byteChunks(tc.args, 8) {
+			s.event(compact(c.chunk(obj{{"tool_calls", []obj{{{"index", i}, {"function", obj{{"arguments", piece}}}}}}}, nil)))
+		}
+	}
 	switch c.kind {
 	case StreamCut:
 		return http.StatusOK

@@ -106,6 +106,14 @@ func classifyErr(err error, ue *UpstreamError) Verdict {
 			}
 		}
 		return Verdict{Class: Refused, Scope: ScopeRequest, Message: clip(Redact(msg), maxMessage)}
+	case errors.Is(err, ErrCannotCarry):
+		// A request the route cannot take as it is, like one it has no
+		// room for: skipped here, nothing rests (issue 33).
+		msg := ErrCannotCarry.Error()
+		if ue != nil && ue.Err != nil {
+			msg = ue.Err.Error()
+		}
+		return Verdict{Class: TooLarge, Scope: ScopeRequest, Message: clip(Redact(msg), maxMessage)}
 	case errors.Is(err, ErrEmptyAnswer):
 		return Verdict{Class: Empty, Scope: ScopeRoute, Message: ErrEmptyAnswer.Error()}
 	case errors.Is(err, ErrMalformed):

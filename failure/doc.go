@@ -20,6 +20,8 @@
 //	 4  2xx with no Err: an error event inside a 200 (OpenRouter
 //	    mid-stream); its numeric code decides, else 502
 //	 5  ErrRefused (Gemini blockReason, finishReason SAFETY)   refused      request
+//	    ErrCannotCarry (a part or field the adapter has no
+//	    place for, media it could not fetch; no call made)     too_large    request
 //	 6  ErrEmptyAnswer, ErrMalformed                           empty        route
 //	 7  ErrStreamCut                                           overloaded   route
 //	 8  ErrStreamStalled, context.DeadlineExceeded,

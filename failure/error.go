@@ -21,6 +21,11 @@ var (
 	ErrStreamCut = errors.New("stream ended before it finished")
 	// ErrStreamStalled is a stream silent past its idle limit.
 	ErrStreamStalled = errors.New("stream stalled")
+	// ErrCannotCarry is a request the adapter cannot send as it is, with
+	// nothing left out (issue 33): a part or field its dialect has no
+	// place for, or media it could not fetch. No call was made; the route
+	// is skipped for this request only.
+	ErrCannotCarry = errors.New("the route cannot carry the request")
 )
 
 // MaxBody is how much of an error body an adapter keeps in UpstreamError.Body.

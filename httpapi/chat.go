@@ -58,7 +58,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	// The chain is looked up here, once: the Gateway and the router take it
 	// as it is.
 	ch := s.lookupModel(w, model, who)
-	if ch == nil {
+	if ch == nil || !chatChain(w, ch) {
 		return
 	}
 	// The user field narrows only a key that says so (caller.Identity.Narrow).
@@ -175,10 +175,18 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ch *config.Chain, 
 	var te *typed.RequestError
 	var ia *route.InvalidAnswerError
 	var nre *config.NoRouteEnabledError
+	var ca *route.CapabilityError
 	switch {
 	case errors.As(err, &nre):
 		// Not Retry-After: no wait enables a route; a key does.
 		writeError(w, http.StatusServiceUnavailable, nre.Error(), "server_error", "", "no_route_enabled")
+	case errors.As(err, &ca):
+		// Issue 33: what the request carries, no route of the chain takes.
+		msg := ca.Error()
+		if ch.HideRoute {
+			msg = hideRoutes(ch, msg)
+		}
+		writeError(w, http.StatusBadRequest, msg, "invalid_request_error", ca.Param(), "unsupported_capability")
 	case errors.As(err, &te):
 		writeError(w, http.StatusBadRequest, te.Message, "invalid_request_error", te.Param, "invalid_schema")
 	case errors.As(err, &ia):

@@ -90,6 +90,8 @@ func New(o Options) *Server {
 	s.bufs.New = func() any { b := make([]byte, 0, 4<<10); return &b }
 	s.mux.HandleFunc("/v1/chat/completions", s.chat)
 	s.mux.HandleFunc("/chat/completions", s.chat)
+	s.mux.HandleFunc("/v1/responses", s.responses)
+	s.mux.HandleFunc("/v1/embeddings", s.embeddings)
 	s.mux.HandleFunc("/v1/models", s.models)
 	s.mux.HandleFunc("/v1/ask", s.ask)
 	s.mux.HandleFunc("/healthz", s.healthz)

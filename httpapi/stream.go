@@ -238,11 +238,18 @@ func brokenMessage(err error, ch *config.Chain) string {
 // its caller's request in flight and the gateway's cap, whichever way the
 // stream ends), and its keep-alive, which the caller stops.
 func (s *Server) openStream(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call, headers func(http.Header, *llm.AnswerStream)) (*llm.AnswerStream, *keepAlive, bool) {
+	return s.openStreamAs(w, r, ch, who, call, headers, func(w http.ResponseWriter) http.ResponseWriter { return errorEvents{w: w} })
+}
+
+// openStreamAs is openStream with the writer that turns an error answer
+// into the stream's error event once a keep-alive committed the status
+// (the Responses API's differs from chat's: responses.go).
+func (s *Server) openStreamAs(w http.ResponseWriter, r *http.Request, ch *config.Chain, who caller.Identity, call llm.Call, headers func(http.Header, *llm.AnswerStream), events func(http.ResponseWriter) http.ResponseWriter) (*llm.AnswerStream, *keepAlive, bool) {
 	ka := startKeepAlive(s.clock, s.plan.Server.StreamKeepAlive, w, func() { writeStreamHeaders(w) })
 	as, err := s.gw.ServeStream(r.Context(), ch, call)
 	if err != nil {
 		if ka.stop() {
-			s.fail(errorEvents{w: w}, r, ch, who, err)
+			s.fail(events(w), r, ch, who, err)
 		} else {
 			s.fail(w, r, ch, who, err)
 		}

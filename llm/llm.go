@@ -21,7 +21,8 @@ type Message struct {
 	Content string
 	// Parts is the original JSON array of content parts (images, audio...),
 	// nil when the content was a plain string. OpenAI-compatible upstreams get
-	// it verbatim; Gemini gets its text parts.
+	// it verbatim; Gemini gets each part translated (ParseParts), and a
+	// route that cannot take a part is skipped for the request.
 	Parts json.RawMessage
 	// Name is the optional participant name.
 	Name string
@@ -63,7 +64,8 @@ type Request struct {
 	User string
 	// Extra holds every other top-level field of the caller's request,
 	// verbatim, for OpenAI-compatible upstreams (tools, tool_choice,
-	// logprobs...). Gemini ignores what it cannot translate.
+	// logprobs...). Gemini translates what it has a place for; a request
+	// with a field it has none for skips its routes (issue 33).
 	Extra map[string]json.RawMessage
 }
 

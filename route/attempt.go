@@ -49,6 +49,7 @@ type outcome struct {
 
 	// set by the attempt's goroutine before it reports
 	resp    *llm.Response
+	emb     *llm.Embeddings // an embeddings attempt's answer (embed.go)
 	stream  llm.Stream
 	first   llm.Chunk
 	err     error
@@ -256,9 +257,12 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 // own, and reads only what does not change during the walk.
 func (w *walk) call(o *outcome, call provider.Call, results chan<- *outcome) {
 	up := w.r.ups[o.route.Provider.Name]
-	if w.stream {
+	switch {
+	case w.embed != nil:
+		o.emb, o.err = embedWith(o.ctx, up, provider.EmbedCall{Model: call.Model, Request: w.embed, Extra: call.Extra})
+	case w.stream:
 		o.stream, o.first, o.err = firstChunk(o.ctx, up, call)
-	} else {
+	default:
 		o.resp, o.err = up.Chat(o.ctx, call)
 	}
 	o.latency = w.r.clock.Now().Sub(o.start)

@@ -64,6 +64,9 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	if skip, ok := w.canType(rt); !ok {
 		return ticket{}, skip, notEligible
 	}
+	if skip, ok := w.canCarry(rt); !ok { // capable.go (issue 33)
+		return ticket{}, skip, notEligible
+	}
 	now := w.r.clock.Now()
 	if skip, ok := w.eligible(rt, now); !ok {
 		return ticket{}, skip, notEligible

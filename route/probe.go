@@ -33,7 +33,14 @@ func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Att
 		maxTokens = 8
 	}
 	req := &llm.Request{MaxTokens: maxTokens, Messages: []llm.Message{{Role: "user", Content: "Reply with the single word: ok"}}}
+	var embed *llm.EmbedRequest
+	if rt.Embedding {
+		// An embedding model is probed with a vector (issue 33).
+		embed = &llm.EmbedRequest{Input: []string{"ok"}}
+		req = EmbedText(embed)
+	}
 	w := r.walkOn(ctx, probeChain(rt), "probe", req, false) // no rests loaded
+	w.embed = embed
 	win, err := w.round()
 	if err != nil {
 		return nil, err
@@ -46,13 +53,20 @@ func (r *Router) Probe(ctx context.Context, routeID string, maxTokens int) (*Att
 		}
 		return &f, fmt.Errorf("route: probe of %s failed: %s", rt.ID, f.Error)
 	}
-	r.finishOK(w, win, win.resp.Usage, win.resp.UsageKnown, win.resp.Header, win.start)
+	u, known, h := llm.Usage{}, false, http.Header(nil)
+	switch {
+	case win.resp != nil:
+		u, known, h = win.resp.Usage, win.resp.UsageKnown, win.resp.Header
+	case win.emb != nil:
+		u, known, h = win.emb.Usage, win.emb.UsageKnown, win.emb.Header
+	}
+	r.finishOK(w, win, u, known, h, win.start)
 	win.cancel(context.Canceled)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)
 	defer cancel()
 	_ = r.rests.Lift(sctx, rt)
 	return &Attempt{Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model, Latency: win.latency, Status: http.StatusOK, Class: failure.OK,
-		TokensIn: win.resp.Usage.PromptTokens, TokensOut: win.resp.Usage.CompletionTokens}, nil
+		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens}, nil
 }
 
 // probeChain is the one-route chain a probe walks, interactive and without

@@ -52,7 +52,7 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 // silent before it calls it slow: a hedge started late that loses to the
 // first route half a second later has not shown it hangs.
 func (w *walk) silentLoser(o *outcome) bool {
-	if o.resp != nil || o.stream != nil || o.lostAt.IsZero() {
+	if o.resp != nil || o.emb != nil || o.stream != nil || o.lostAt.IsZero() {
 		return false
 	}
 	if !w.stream && statusOf(o.err) != 0 {
@@ -71,6 +71,7 @@ func (w *walk) failed(o *outcome, v failure.Verdict) error {
 	case v.Class == failure.BadRequest,
 		v.Class == failure.Refused && !w.ch.FailoverOnRefusal:
 		return &CallerError{Route: rt.ID, Class: v.Class, Status: statusOf(o.err), Message: v.Message}
+	case w.refusedContent(o, v): // capable.go (issue 33)
 	case v.Class == failure.TooLarge:
 		w.tooLarge++
 	case v.Class == failure.Unsupported:

@@ -130,6 +130,9 @@ func (w *walk) schemaGaps(rt *config.Route) []string {
 // rt can take it (typed.Spec.For), and what rt is then asked is noted, for
 // a repair to go on from.
 func (w *walk) fitFor(rt *config.Route, req *llm.Request, est int) (*llm.Request, string, bool) {
+	if w.embed != nil {
+		return w.fitEmbed(rt, req) // embed.go (issue 33)
+	}
 	t := w.typed
 	shapeCut := ""
 	if w.r.shaper != nil && req == w.req {

@@ -59,8 +59,11 @@ type walk struct {
 	// (pick): the walk ends with it.
 	refusal error
 
-	typed *typing // a typed answer's checks, nil when none (typed.go)
-	blips         // the polite retries (blip.go)
+	typed *typing    // a typed answer's checks, nil when none (typed.go)
+	blips            // the polite retries (blip.go)
+	capab capability // what the request needs of a route (capable.go)
+	// embed is an embeddings walk's request (embed.go); nil for chat.
+	embed *llm.EmbedRequest
 
 	spent spentChecker // the budget, when it remembers spent routes (pick.go)
 }
@@ -200,6 +203,9 @@ func (w *walk) soonest() (time.Time, bool) {
 
 func (w *walk) exhausted() error {
 	if err := w.typedError(); err != nil {
+		return err
+	}
+	if err := w.capabilityError(); err != nil {
 		return err
 	}
 	// Every route refused this request for what it is (too long, or a

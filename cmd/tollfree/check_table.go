@@ -15,8 +15,9 @@ import (
 
 // writeCheckTable writes the plan's providers, then each chain's routes, as
 // aligned text for `tollfree check`: status (ready, or disabled with the
-// reason), limits, reset, timeout, context size and where the key comes
-// from; then who may call, with which limits. It never writes a key, a
+// reason), limits, reset, timeout, context size, what the model takes
+// besides text (tools, images, audio; or embeddings) and where the key
+// comes from; then who may call, with which limits. It never writes a key, a
 // token or a header value.
 func writeCheckTable(w io.Writer, p *config.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -32,15 +33,15 @@ func writeCheckTable(w io.Writer, p *config.Plan) {
 		c := p.Chains[name]
 		fmt.Fprintf(w, "\nchain %s: %s\n", c.Name, chainSummary(c))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tTIMEOUT\tCONTEXT\tFLAGS\tKEY")
+		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tTIMEOUT\tCONTEXT\tTAKES\tFLAGS\tKEY")
 		for i, r := range c.Routes {
 			timeout := "chain"
 			if r.Timeout > 0 {
 				timeout = r.Timeout.String()
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				c.Ranks[i], r.ID, statusCell(r.Disabled, r.DisabledReason), limitCells(r.Limits),
-				r.Reset.String(), timeout, count(r.MaxContext), routeFlags(r), orDash(r.Provider.KeySource))
+				r.Reset.String(), timeout, count(r.MaxContext), takes(r), routeFlags(r), orDash(r.Provider.KeySource))
 		}
 		tw.Flush()
 	}
@@ -85,6 +86,19 @@ func orDash(s string) string {
 	return s
 }
 
+// takes is what a route takes besides text (issue 33): "tools vision
+// -audio" ("-" for what it does not take, "?" for what nothing says), or,
+// for an embedding model, "embeddings" and its dimensions.
+func takes(r *config.Route) string {
+	if r.Embedding {
+		if r.Dimensions > 0 {
+			return "embeddings(" + strconv.Itoa(r.Dimensions) + ")"
+		}
+		return "embeddings"
+	}
+	return strings.ReplaceAll(r.Caps.String(), " ", ",")
+}
+
 func routeFlags(r *config.Route) string {
 	var f []string
 	for _, x := range []struct {
@@ -120,6 +134,12 @@ func chainSummary(c *config.Chain) string {
 	parts = append(parts, fmt.Sprintf("margin %g", c.Margin))
 	if c.SameModel {
 		parts = append(parts, "same model")
+	}
+	switch {
+	case c.PerRequestVectors:
+		parts = append(parts, "embeddings (vectors per request)")
+	case c.Embeddings:
+		parts = append(parts, "embeddings (one model)")
 	}
 	if c.Interactive {
 		parts = append(parts, "interactive")

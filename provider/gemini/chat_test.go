@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -54,6 +55,9 @@ func TestChatTranslatesAnswer(t *testing.T) {
 			want: llm.Response{
 				ID: "resp-2", Model: "gemini-2.5-flash",
 				Content: "Forty-two", Reasoning: "Let me think. Weighing it.",
+				// The function call is the answer's too (issue 33); the
+				// answer was cut, so it finishes for length.
+				ToolCalls:    json.RawMessage(`[{"id":"` + callID("resp-2", 0, "f") + `","type":"function","function":{"name":"f","arguments":"{}"}}]`),
 				FinishReason: "length",
 				Usage:        llm.Usage{PromptTokens: 5, CompletionTokens: 230, TotalTokens: 235, ReasoningTokens: 186, CachedTokens: 3},
 				UsageKnown:   true,

@@ -116,6 +116,7 @@ func FuzzBuildRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var msgs []llm.Message
 		var system, said []string
+		results := 0 // tool results: each a functionResponse part (issue 33)
 		for _, raw := range bytes.Split(data, []byte{0}) {
 			m := llm.Message{Role: "other"}
 			if len(raw) > 0 {
@@ -124,9 +125,14 @@ func FuzzBuildRequest(f *testing.F) {
 				}
 				m.Content = string(raw[1:])
 			}
+			if m.Role == "tool" {
+				m.Name = "lookup" // a tool result names its function (issue 33)
+			}
 			msgs = append(msgs, m)
 			switch {
 			case m.Content == "":
+			case m.Role == "tool":
+				results++
 			case m.Role == "system" || m.Role == "developer":
 				system = append(system, m.Content)
 			default:
@@ -146,10 +152,22 @@ func FuzzBuildRequest(f *testing.F) {
 			if i > 0 && w.Contents[i-1].Role == c.Role {
 				t.Fatalf("turns %d and %d are both %s: Gemini wants them to alternate", i-1, i, c.Role)
 			}
-			if len(c.Parts) != 1 || c.Parts[0].Text == "" {
-				t.Fatalf("turn %d has parts %+v, want one with text", i, c.Parts)
+			if len(c.Parts) == 0 {
+				t.Fatalf("turn %d has no parts", i)
 			}
-			turns = append(turns, c.Parts[0].Text)
+			for _, p := range c.Parts {
+				switch {
+				case p.FunctionResponse != nil:
+					results--
+				case p.Text == "":
+					t.Fatalf("turn %d has parts %+v: an empty text", i, c.Parts)
+				default:
+					turns = append(turns, p.Text)
+				}
+			}
+		}
+		if results != 0 {
+			t.Fatalf("%d tool results without their functionResponse part", results)
 		}
 		if got, want := strings.Join(turns, "\n\n"), strings.Join(said, "\n\n"); got != want {
 			t.Fatalf("the turns say %q, the messages %q", got, want)

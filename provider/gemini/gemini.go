@@ -13,14 +13,30 @@
 // Translation of a request, in short:
 //
 //   - system and developer messages become systemInstruction (joined with a
-//     blank line); user stays user; assistant becomes model; tool messages
-//     become user turns carrying their text verbatim (Gemini's
-//     functionResponse parts are not produced, a documented limitation).
-//     Only the text of a message is sent: images and other parts are
-//     dropped. Empty messages are skipped, and consecutive messages of one
-//     role are merged, joined by a blank line, because Gemini wants turns
-//     to alternate. A request made only of system messages sends their text
-//     as the one user turn.
+//     blank line); user stays user; assistant becomes model. A user
+//     message's content parts go as parts: text, images as inlineData
+//     (data: URLs; an https URL only from a host the operator allows, see
+//     Fetch), input_audio and data: URL files as inlineData (parts.go,
+//     media.go). An assistant's tool_calls become functionCall parts (with
+//     the thought signature Google documents for replayed calls, on models
+//     that check one), and tool messages functionResponse parts naming the
+//     call's function (issue 33). Empty messages are skipped, and
+//     consecutive messages of one role are merged, their texts joined by a
+//     blank line, because Gemini wants turns to alternate. A request made
+//     only of system messages sends their text as the one user turn.
+//   - The caller's function tools become functionDeclarations, parameters
+//     converted as responseJsonSchema is; tool_choice auto, none, required
+//     and a named function become functionCallingConfig AUTO, NONE, ANY
+//     and ANY with allowedFunctionNames (tools.go); frequency_penalty and
+//     presence_penalty their generationConfig fields.
+//   - Nothing is dropped silently: what has no place in Gemini's API (a
+//     field it has no counterpart for, a tool that is not a function, an
+//     image by URL it may not fetch, a part type it does not take) makes
+//     the request one this adapter cannot carry: Uncarried names it, the
+//     router skips the route, and Chat and Stream make no call
+//     (failure.ErrCannotCarry). Hints for OpenAI's own servers (store,
+//     metadata, service_tier...) ask nothing of the answer and are left
+//     out.
 //   - An assistant message with Prefix set must be the last message: it is
 //     then sent as the last "model" turn, which Gemini continues rather
 //     than answers.
@@ -39,13 +55,15 @@
 //   - The route's Extra keys name generationConfig fields, except
 //     safetySettings, tools, toolConfig and cachedContent, which go at the
 //     top level; a generationConfig key merges its fields in. A JSON null
-//     removes the field. The caller's own unknown fields (Request.Extra) are
-//     never sent: Gemini rejects unknown fields.
+//     removes the field. The route's tools go before the caller's function
+//     declarations.
 //
 // Translation of an answer: the first candidate's text parts are joined
-// into Content and its "thought" parts into Reasoning; other parts
-// (functionCall, inlineData...) are dropped, so an answer made only of them
-// is empty. finishReason STOP is stop, MAX_TOKENS length, the safety family
+// into Content and its "thought" parts into Reasoning; its functionCall
+// parts become ToolCalls, with Gemini's id or one made from the response's
+// id and the call's place, the same whole and streamed, and a finish of
+// STOP then becomes tool_calls. An answer with neither text nor a call is
+// empty. finishReason STOP is stop, MAX_TOKENS length, the safety family
 // (SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, IMAGE_SAFETY)
 // content_filter, anything else stop. Thoughts count as completion tokens
 // and as ReasoningTokens. A streamed answer's usage is cumulative on every
@@ -103,6 +121,9 @@ type Options struct {
 	// since an API that answers a POST with 3xx has the wrong base URL
 	// (failure.BadConfig says so).
 	Client *http.Client
+	// Fetch lets the adapter fetch images a request gives by URL, from
+	// the hosts it allows; the zero value fetches none (media.go).
+	Fetch Fetch
 	// Secrets are scrubbed from every error body and transport error
 	// before the UpstreamError leaves the Client, so that a key the
 	// provider quotes back is never classified, stored or shown. Default:
@@ -119,6 +140,7 @@ type Client struct {
 	hc      *http.Client
 	rt      http.RoundTripper // hc's Transport
 	secrets *secret.Set
+	fetch   *Fetch
 }
 
 // New returns a Client for o. It copies o.Headers.
@@ -130,6 +152,7 @@ func New(o Options) *Client {
 		headers: make(map[string]string, len(o.Headers)),
 		hc:      o.Client,
 		secrets: o.Secrets,
+		fetch:   &o.Fetch,
 	}
 	if c.secrets == nil {
 		c.secrets = secret.New(o.APIKey)
@@ -210,7 +233,21 @@ func (c *Client) Stream(ctx context.Context, call provider.Call) (llm.Stream, er
 
 // post sends call and returns a 2xx response, or the error for anything else.
 func (c *Client) post(ctx context.Context, call provider.Call, stream bool) (*http.Response, error) {
-	body, err := json.Marshal(buildRequest(call))
+	var media map[string]*wireBlob
+	if call.Request != nil {
+		// The router skips a request this adapter cannot carry; a caller
+		// that did not ask first gets the same answer, and no call.
+		if why := c.Uncarried(call.Request); why != "" {
+			return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("%w: %s", failure.ErrCannotCarry, why))
+		}
+		if call.Request.Needs().Has(llm.NeedMediaURL) {
+			var err error
+			if media, err = c.fetch.fetchMedia(ctx, call.Request); err != nil {
+				return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("%w: %w", failure.ErrCannotCarry, err))
+			}
+		}
+	}
+	body, err := json.Marshal(buildRequestWith(call, media))
 	if err != nil {
 		// Only an invalid json.RawMessage (route Extra, response_format) gets here.
 		return nil, c.fail(call.Model, 0, nil, nil, fmt.Errorf("gemini: encode request: %w", err))

@@ -29,12 +29,17 @@ type wireContent struct {
 	Parts []wirePart `json:"parts"`
 }
 
-// wirePart is one part of a turn. Requests only send text; responses may
-// carry other kinds (functionCall, inlineData...), which decode as parts
-// without text and are ignored.
+// wirePart is one part of a turn: text, inlineData, functionCall or
+// functionResponse (parts.go). An answer's parts of other kinds (an
+// executable code part...) decode as parts with none of these, and carry
+// nothing.
 type wirePart struct {
-	Text    string `json:"text"`
-	Thought bool   `json:"thought,omitempty"`
+	Text             string                `json:"text,omitempty"`
+	Thought          bool                  `json:"thought,omitempty"`
+	InlineData       *wireBlob             `json:"inlineData,omitempty"`
+	FunctionCall     *wireFunctionCall     `json:"functionCall,omitempty"`
+	FunctionResponse *wireFunctionResponse `json:"functionResponse,omitempty"`
+	ThoughtSignature string                `json:"thoughtSignature,omitempty"`
 }
 
 // The Extra keys that are generateContent fields rather than
@@ -50,13 +55,17 @@ const (
 
 // buildRequest translates call into Gemini's request body. It does not
 // modify call.
-func buildRequest(call provider.Call) *wireRequest {
+func buildRequest(call provider.Call) *wireRequest { return buildRequestWith(call, nil) }
+
+// buildRequestWith is buildRequest with the media fetched for the call's
+// remote images, by URL (media.go).
+func buildRequestWith(call provider.Call, media map[string]*wireBlob) *wireRequest {
 	req := call.Request
 	w := &wireRequest{GenerationConfig: map[string]json.RawMessage{}}
 	if req == nil {
 		req = &llm.Request{}
 	}
-	w.SystemInstruction, w.Contents = buildContents(req.Messages)
+	w.SystemInstruction, w.Contents = buildContents(req.Messages, call.Model, media)
 
 	gc := w.GenerationConfig
 	if req.MaxTokens > 0 {
@@ -75,6 +84,7 @@ func buildRequest(call provider.Call) *wireRequest {
 		setJSON(gc, "seed", *req.Seed)
 	}
 	responseFormat(gc, req.ResponseFormat)
+	callerTools(w, gc, req.Extra)
 
 	top, inGC := splitExtra(call.Extra)
 	if _, ok := inGC[keyThinkingConfig]; !ok {
@@ -97,7 +107,7 @@ func buildRequest(call provider.Call) *wireRequest {
 		case keySafetySettings:
 			w.SafetySettings = v
 		case keyTools:
-			w.Tools = v
+			w.Tools = mergeTools(v, w.Tools)
 		case keyToolConfig:
 			w.ToolConfig = v
 		case keyCachedContent:
@@ -108,6 +118,39 @@ func buildRequest(call provider.Call) *wireRequest {
 		w.GenerationConfig = nil
 	}
 	return w
+}
+
+// callerTools translates the caller's tools, tool_choice and penalties
+// (tools.go). What cannot be translated was refused before (Uncarried).
+func callerTools(w *wireRequest, gc map[string]json.RawMessage, extra map[string]json.RawMessage) {
+	if raw, ok := extra["tools"]; ok && !isNull(raw) {
+		w.Tools, _ = declarations(raw)
+	}
+	if raw, ok := extra["tool_choice"]; ok && !isNull(raw) && w.Tools != nil {
+		w.ToolConfig, _ = toolConfig(raw)
+	}
+	for from, to := range map[string]string{"frequency_penalty": "frequencyPenalty", "presence_penalty": "presencePenalty"} {
+		if v, ok := extra[from]; ok && !isNull(v) {
+			gc[to] = v
+		}
+	}
+}
+
+// mergeTools puts the route's own Gemini tools (googleSearch...) before
+// the caller's function declarations.
+func mergeTools(route, caller json.RawMessage) json.RawMessage {
+	if len(caller) == 0 {
+		return route
+	}
+	var a, b []json.RawMessage
+	if json.Unmarshal(route, &a) != nil || json.Unmarshal(caller, &b) != nil {
+		return route
+	}
+	out, err := json.Marshal(append(a, b...))
+	if err != nil {
+		return route
+	}
+	return out
 }
 
 // splitExtra sorts the route's Extra into top-level fields and
@@ -134,52 +177,6 @@ func splitExtra(extra map[string]json.RawMessage) (top, gc map[string]json.RawMe
 		}
 	}
 	return top, gc
-}
-
-// buildContents turns the conversation into Gemini's systemInstruction and
-// alternating contents (see the package doc for the rules). It is linear in
-// the conversation's size: each turn's text is joined once, when the turn
-// ends, never by appending to what was already joined (issue 10: 110,000
-// one-role messages took 9 s of CPU that way).
-func buildContents(msgs []llm.Message) (*wireContent, []wireContent) {
-	var system, turn []string // the texts of the system instruction, of the open turn
-	var contents []wireContent
-	role := "" // the open turn's
-	endTurn := func() {
-		if len(turn) > 0 {
-			contents = append(contents, wireContent{Role: role, Parts: []wirePart{{Text: strings.Join(turn, "\n\n")}}})
-			turn = turn[:0]
-		}
-	}
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Content == "" {
-			continue
-		}
-		r := "user" // user, tool, and anything unknown
-		switch m.Role {
-		case "system", "developer":
-			system = append(system, m.Content)
-			continue
-		case "assistant":
-			r = "model"
-		}
-		if r != role {
-			endTurn()
-			role = r
-		}
-		turn = append(turn, m.Content)
-	}
-	endTurn()
-	if len(system) == 0 {
-		return nil, contents
-	}
-	text := strings.Join(system, "\n\n")
-	if len(contents) == 0 {
-		// Gemini rejects a request without contents.
-		return nil, []wireContent{{Role: "user", Parts: []wirePart{{Text: text}}}}
-	}
-	return &wireContent{Parts: []wirePart{{Text: text}}}, contents
 }
 
 // responseFormat sets responseMimeType (and responseJsonSchema, converted

@@ -29,7 +29,8 @@ func TestRequestGolden(t *testing.T) {
 		{
 			// System + multi-turn conversation, the route's thinkingConfig
 			// (which wins over reasoning_effort) and a top-level field; the
-			// caller's unknown OpenAI fields must not be sent.
+			// caller's function tools and tool_choice as Gemini takes them
+			// (issue 33), and store, a hint for OpenAI's servers, left out.
 			name: "multiturn_thinking_extra",
 			call: provider.Call{
 				Model: "gemini-2.5-flash",
@@ -70,7 +71,7 @@ func TestRequestGolden(t *testing.T) {
 				Request: &llm.Request{
 					Messages: []llm.Message{
 						{Role: "user", Content: "What is the weather?"},
-						{Role: "assistant", Content: "", ToolCalls: json.RawMessage(`[{"id":"c1"}]`)},
+						{Role: "assistant", Content: "", ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Paris\"}"}}]`)},
 						{Role: "tool", ToolCallID: "c1", Content: `{"temp": 21}`},
 						{Role: "user", Content: "Answer as JSON."},
 						{Role: "assistant", Content: `{"temp":`, Prefix: true},

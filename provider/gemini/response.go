@@ -1,8 +1,11 @@
 package gemini
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tollfree/tollfree/failure"
@@ -60,6 +63,52 @@ func (u *wireUsage) usage() llm.Usage {
 	}
 }
 
+// functionCalls returns the candidate's functionCall parts as OpenAI's
+// tool_calls (a whole answer's form, without index), numbered from first;
+// nil when it has none. Each call's id is Gemini's when it gave one, else
+// one made from the response's id and the call's place in the answer, so
+// that the same answer, whole or streamed, gives the same ids (callID).
+func (c *wireCandidate) functionCalls(responseID string, first int) []openAICall {
+	var out []openAICall
+	for _, p := range c.Content.Parts {
+		fc := p.FunctionCall
+		if fc == nil || fc.Name == "" {
+			continue
+		}
+		args := "{}"
+		if len(fc.Args) > 0 && !isNull(fc.Args) {
+			args = string(fc.Args)
+		}
+		id := fc.ID
+		if id == "" {
+			id = callID(responseID, first+len(out), fc.Name)
+		}
+		oc := openAICall{ID: id, Type: "function"}
+		oc.Function.Name, oc.Function.Arguments = fc.Name, args
+		out = append(out, oc)
+	}
+	return out
+}
+
+// openAICall is one call of OpenAI's tool_calls; Index is set in a
+// stream's delta only.
+type openAICall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// callID is a tool call's id when Gemini gave none: "call_" and 24 hex
+// digits of a hash of the response's id, the call's place and its name.
+func callID(responseID string, n int, name string) string {
+	h := sha256.Sum256([]byte(responseID + "\x00" + strconv.Itoa(n) + "\x00" + name))
+	return "call_" + hex.EncodeToString(h[:12])
+}
+
 // text returns the candidate's answer text and its thought text, each the
 // concatenation of its parts.
 func (c *wireCandidate) text() (content, reasoning string) {
@@ -90,9 +139,11 @@ func finishReason(r string) string {
 	}
 }
 
-// decodeResponse translates a generateContent answer. Its errors wrap
-// failure.ErrMalformed (the body does not parse), failure.ErrRefused (the
-// prompt or the answer was blocked) or failure.ErrEmptyAnswer (no text).
+// decodeResponse translates a generateContent answer: its text, thoughts
+// and function calls (tool_calls, finish_reason tool_calls). Its errors
+// wrap failure.ErrMalformed (the body does not parse), failure.ErrRefused
+// (the prompt or the answer was blocked) or failure.ErrEmptyAnswer (no
+// text and no call).
 func decodeResponse(body []byte) (*llm.Response, error) {
 	var w wireResponse
 	if err := json.Unmarshal(body, &w); err != nil {
@@ -117,7 +168,13 @@ func decodeResponse(body []byte) (*llm.Response, error) {
 	c := &w.Candidates[0]
 	r.Content, r.Reasoning = c.text()
 	r.FinishReason = finishReason(c.FinishReason)
-	if r.Content == "" {
+	if calls := c.functionCalls(w.ResponseID, 0); calls != nil {
+		r.ToolCalls, _ = json.Marshal(calls)
+		if r.FinishReason == "stop" {
+			r.FinishReason = "tool_calls"
+		}
+	}
+	if r.Content == "" && r.ToolCalls == nil {
 		if err := blocked(&w); err != nil {
 			return nil, err
 		}

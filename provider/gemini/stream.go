@@ -31,7 +31,9 @@ type stream struct {
 
 	// Owned by the goroutine calling Next.
 	started  bool       // a chunk (with Role) has been returned
-	gotText  bool       // some answer text has been returned
+	gotText  bool       // some answer text, or a function call, has been returned
+	calls    int        // function calls returned so far (their delta index)
+	respID   string     // the response's id, for the calls' ids
 	finished bool       // an event carried a finishReason
 	usage    *llm.Usage // the last usageMetadata seen (it is cumulative)
 	bad      int        // events that did not parse
@@ -133,8 +135,24 @@ func (s *stream) event(data []byte) (ch llm.Chunk, ok bool, err error) {
 		c := &w.Candidates[0]
 		ch.Content, ch.Reasoning = c.text()
 		ch.FinishReason = finishReason(c.FinishReason)
+		if s.respID == "" {
+			s.respID = w.ResponseID
+		}
+		// A function call comes whole, in one part: it is one delta with
+		// its index, id, name and every argument.
+		if calls := c.functionCalls(s.respID, s.calls); calls != nil {
+			for i := range calls {
+				n := s.calls + i
+				calls[i].Index = &n
+			}
+			s.calls += len(calls)
+			ch.ToolCalls, _ = json.Marshal(calls)
+		}
 	}
-	if ch.Content != "" {
+	if ch.FinishReason == "stop" && s.calls > 0 {
+		ch.FinishReason = "tool_calls"
+	}
+	if ch.Content != "" || ch.ToolCalls != nil {
 		s.gotText = true
 	}
 	if ch.FinishReason != "" && !s.gotText {
@@ -155,7 +173,7 @@ func (s *stream) event(data []byte) (ch llm.Chunk, ok bool, err error) {
 	if ch.FinishReason != "" {
 		s.finished = true
 	}
-	if ch.Content == "" && ch.Reasoning == "" && ch.FinishReason == "" && ch.Usage == nil {
+	if ch.Content == "" && ch.Reasoning == "" && ch.FinishReason == "" && ch.Usage == nil && ch.ToolCalls == nil {
 		return ch, false, nil
 	}
 	if !s.started {

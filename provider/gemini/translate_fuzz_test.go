@@ -41,7 +41,11 @@ func fuzzMessages(convo string) []llm.Message {
 		if part == "" {
 			continue
 		}
-		msgs = append(msgs, llm.Message{Role: translateRoles[int(part[0])%len(translateRoles)], Content: part[1:]})
+		m := llm.Message{Role: translateRoles[int(part[0])%len(translateRoles)], Content: part[1:]}
+		if m.Role == "tool" {
+			m.Name = "lookup" // a tool result names its function (issue 33)
+		}
+		msgs = append(msgs, m)
 	}
 	return msgs
 }
@@ -101,7 +105,8 @@ type sentBody struct {
 	Contents []struct {
 		Role  string `json:"role"`
 		Parts []struct {
-			Text string `json:"text"`
+			Text             string          `json:"text"`
+			FunctionResponse json.RawMessage `json:"functionResponse"`
 		} `json:"parts"`
 	} `json:"contents"`
 	SystemInstruction *struct {
@@ -115,11 +120,16 @@ type sentBody struct {
 
 func checkBody(t *testing.T, body []byte, call provider.Call) {
 	t.Helper()
-	in, nonEmpty, joins := 0, 0, 0
+	// A tool message's text goes in a functionResponse part, as its JSON
+	// or {"result": text} (issue 33): counted apart.
+	in, nonEmpty, joins, results := 0, 0, 0, 0
 	for _, m := range call.Request.Messages {
-		in += len(m.Content)
+		in += len(m.Content) + 32
 		if m.Content != "" {
 			nonEmpty++
+			if m.Role == "tool" {
+				results++
+			}
 		}
 	}
 	for _, v := range call.Extra {
@@ -139,8 +149,15 @@ func checkBody(t *testing.T, body []byte, call provider.Call) {
 			t.Fatalf("turn %d: role %q after %d turns, %d parts", i, c.Role, i, len(c.Parts))
 		}
 		for _, p := range c.Parts {
+			if p.FunctionResponse != nil {
+				results--
+				continue
+			}
 			texts = append(texts, p.Text)
 		}
+	}
+	if results != 0 {
+		t.Fatalf("%d tool results without their functionResponse part", results)
 	}
 	if (nonEmpty > 0) != (len(b.Contents) > 0) || len(b.Contents) > nonEmpty {
 		t.Fatalf("%d turns from %d non-empty messages", len(b.Contents), nonEmpty)
@@ -156,6 +173,9 @@ func checkBody(t *testing.T, body []byte, call provider.Call) {
 	all := strings.Join(texts, "")
 	joins = len(all)
 	for _, m := range call.Request.Messages {
+		if m.Role == "tool" {
+			continue
+		}
 		text := onWire(m.Content)
 		joins -= len(text)
 		if text != "" && !strings.Contains(all, text) {

@@ -182,7 +182,7 @@ func daySpent(l quota.Left, margin float64) (bool, time.Time) {
 func intro(o Options, base string, speed float64, callLog, token string) {
 	fmt.Fprintf(o.Out, "tollfree demo: emulated free tiers of gemini, groq and nvidia (no keys, no network)\n")
 	fmt.Fprintf(o.Out, "chain %q: %d routes, attempt timeout 8s, hedge after 3s; one route hangs, two are gone, Flash is 20 a day\n", Chain, len(seedRoutes))
-	fmt.Fprintf(o.Out, "gateway:     %s/v1  (any OpenAI client, model %q)\n", base, Chain)
+	fmt.Fprintf(o.Out, "gateway:     %s/v1  (any OpenAI client, model %q; tools and images: %q; /v1/embeddings: %q)\n", base, Chain, "agent", "vectors")
 	fmt.Fprintf(o.Out, "status page: %s/status\n", base)
 	fmt.Fprintf(o.Out, "admin token: %s  (paste it on the status page to pause and resume routes)\n", token)
 	fmt.Fprintf(o.Out, "call log:    %s  (kept; after the demo: tollfree log stats %s)\n", callLog, callLog)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/failure"
@@ -214,5 +215,50 @@ func TestDaySpent(t *testing.T) {
 				t.Errorf("resets at %s, want %s", at, reset)
 			}
 		})
+	}
+}
+
+// TestDemoAgentAndVectors (issue 33): the keyless demo serves tools and
+// embeddings too: the agent chain answers a request with a function tool
+// with a call of it (from Gemini's own API, translated), and the vectors
+// chain answers /v1/embeddings.
+func TestDemoAgentAndVectors(t *testing.T) {
+	// Fifty demo seconds a second: the models' latencies are short, and
+	// the chain's timeouts long enough for a busy machine.
+	clk := clock.NewScaled(t0, 50)
+	emu := newEmulator(clk)
+	up := httptest.NewServer(emu)
+	defer up.Close()
+	plan, err := config.Parse("demo", []byte(gatewayYAML(up.URL, "127.0.0.1:0", t.TempDir())), demoEnv("demo-admin-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	post := func(path, body string) string {
+		resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b.String())
+		}
+		return b.String()
+	}
+	got := post("/v1/chat/completions", `{"model":"agent","messages":[{"role":"user","content":"Weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`)
+	if !strings.Contains(got, `"finish_reason":"tool_calls"`) || !strings.Contains(got, `"name":"get_weather"`) {
+		t.Errorf("agent: %s", got)
+	}
+	got = post("/v1/embeddings", `{"model":"vectors","input":["a","b"]}`)
+	if strings.Count(got, `"object":"embedding"`) != 2 {
+		t.Errorf("vectors: %.200s", got)
 	}
 }

@@ -150,6 +150,13 @@ ROUTES
     hedge_delay: 3s
     keep_exchanges: 2
     fallback: {search: DATA/content}
+  # Tools, images and structured output (issue 33): Gemini's own API first,
+  # an OpenAI-compatible route that sees images second.
+  agent:
+    routes: [gemini/gemini-2.5-flash, groq/meta-llama/llama-4-scout-17b-16e-instruct]
+  # Embeddings: POST /v1/embeddings, model vectors.
+  vectors:
+    routes: [gemini/gemini-embedding-001]
 `
 
 // adminTokenEnv names the demo's admin token in its config; Run generates

@@ -226,7 +226,13 @@ func (p *prober) call(ctx context.Context, r *config.Route, l *level) (*llm.Resp
 	defer cancel()
 	start := p.o.Clock.Now()
 	p.sent = append(p.sent, sendTime{at: start, route: r.ID})
-	resp, err := p.up.Chat(cctx, provider.Call{Model: r.Model, Request: req, Extra: extra})
+	var resp *llm.Response
+	var err error
+	if r.Embedding {
+		resp, err = p.embed(cctx, r)
+	} else {
+		resp, err = p.up.Chat(cctx, provider.Call{Model: r.Model, Request: req, Extra: extra})
+	}
 	lat := p.o.Clock.Now().Sub(start)
 	if err != nil && clock.Expired(cctx) && ctx.Err() == nil {
 		err = fmt.Errorf("probe timed out after %s: %w", timeout, context.DeadlineExceeded)
@@ -295,4 +301,18 @@ func unreachableHint(r *config.Route) string {
 		return "connection refused: is it running? `ollama serve`"
 	}
 	return "connection refused at " + r.Provider.BaseURL + ": is the server running and base_url right?"
+}
+
+// embed probes an embedding route (issue 33) with one short input; its
+// usage is returned as an answer's.
+func (p *prober) embed(ctx context.Context, r *config.Route) (*llm.Response, error) {
+	e, ok := p.up.(route.Embedder)
+	if !ok {
+		return nil, fmt.Errorf("doctor: the adapter of %s serves no embeddings", r.ID)
+	}
+	em, err := e.Embed(ctx, provider.EmbedCall{Model: r.Model, Request: &llm.EmbedRequest{Input: []string{probePrompt}}, Extra: r.Extra})
+	if err != nil {
+		return nil, err
+	}
+	return &llm.Response{Usage: em.Usage, UsageKnown: em.UsageKnown}, nil
 }
