@@ -36,7 +36,7 @@ chains:
 // a chunk.
 const contAnswer = "Tollfree is one OpenAI-compatible endpoint that keeps an AI feature answering on the free tiers of many providers. " +
 	"It walks a chain of routes, skips the ones resting or out of budget, hedges a slow one, and when a stream breaks " +
-	"halfway it asks the next route to continue the answer, trimming any overlap so that the caller sees one coherent reply from start to end."
+	"halfway it asks the next route to continue the answer, joining it only where the join is proven so that the caller sees one coherent reply from start to end."
 
 // newContHarness is a gateway on contChains whose routes all answer
 // contAnswer.
@@ -269,5 +269,46 @@ func TestOpenAIClientRescuedStream(t *testing.T) {
 	}
 	if len(acc.Choices) != 1 || acc.Choices[0].Message.Content != contAnswer || acc.Choices[0].FinishReason != "stop" {
 		t.Errorf("choices %+v, want the whole answer and stop", acc.Choices)
+	}
+}
+
+// TestStreamJoinKeepsRepeatedText (issue 32): a stream cut inside repeated
+// words, a number or code's indentation is continued exactly by the next
+// route, and the caller gets the answer byte for byte. The old join
+// trimmed any 4 bytes at the continuation's start that matched the end of
+// what was sent: "alpha lima lima five" came out "alpha lima five", the
+// return indented 4 spaces instead of 8, with finish_reason stop and
+// [DONE]. Where the join cannot be proven (a repetition that reads two
+// ways), the stream is never joined wrongly: it ends with an error event.
+func TestStreamJoinKeepsRepeatedText(t *testing.T) {
+	checkLeaks(t)
+	for _, tt := range []struct {
+		name, answer string
+		cut          int // bytes sent before the cut
+		ok           bool
+	}{
+		{"repeated word", "alpha lima lima five.", len("alpha lima "), true},
+		{"repeated number", "pay 1000 1000 now.", len("pay 1000 "), true},
+		{"indentation", "def f(x):\n    if x:\n        return x\n    return 0\n", len("def f(x):\n    if x:\n    "), true},
+		{"CJK", "大阪 東京 東京 大阪。", len("大阪 東京 "), true},
+		{"repetition that reads two ways", "four four four five.", len("four four "), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newContHarness(t, stackOptions{})
+			emutest.SameAnswer(h.emu, tt.answer, "groq/llama-3.3-70b-versatile", "groq/llama-3.1-8b-instant", "cerebras/gpt-oss-120b")
+			h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.StreamCut, ChunkBytes: 1, After: len([]rune(tt.answer[:tt.cut]))})
+			r := h.post("/v1/chat/completions", "application/json", streamBody("story", false))
+			content, _, finishes := streamed(t, r.body)
+			body := string(r.body)
+			if !tt.ok {
+				if content != tt.answer[:tt.cut] || len(finishes) != 0 || !strings.Contains(body, `"error"`) {
+					t.Fatalf("the caller got %q, finishes %v; want the %d bytes sent and an error event:\n%s", content, finishes, tt.cut, body)
+				}
+				return
+			}
+			if content != tt.answer || len(finishes) != 1 || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+				t.Fatalf("the caller got\n%q (finishes %v)\nwant\n%q", content, finishes, tt.answer)
+			}
+		})
 	}
 }

@@ -19,8 +19,8 @@ import (
 // not (rest.NoPrefix, kept with the rests, so every instance and a restart
 // know it) and is asked by instruct at once; the refusal is one line of the
 // call log, never the caller's error. What a continuation sends is joined
-// to what was sent (join.go): a repeated tail trimmed, a restart followed
-// past what it reproduces, or abandoned when it cannot be joined.
+// to what was sent (join.go) only where the join is proven, byte for byte;
+// otherwise it is abandoned for the next method or route.
 
 // method is how one attempt takes a broken answer up; its text is
 // Attempt.Method.
@@ -30,11 +30,12 @@ const (
 	// methodFresh takes the request up afresh: no answer text reached the
 	// caller yet (only reasoning, or blanks), so any route will do.
 	methodFresh method = iota
-	// methodPrefix sends the answer so far as the start of the model's
-	// own reply (llm.Message.Prefix), which it continues.
+	// methodPrefix sends the answer so far, up to the start of its last
+	// word, as the start of the model's own reply (llm.Message.Prefix),
+	// which it continues.
 	methodPrefix
-	// methodInstruct hands the answer so far back, up to its last whole
-	// word, with a request to continue it (continueInstruction).
+	// methodInstruct hands the answer so far back, up to the start of its
+	// last word, with a request to continue it (continueInstruction).
 	methodInstruct
 )
 
@@ -159,7 +160,8 @@ func (s *RoutedStream) attempt(rt *config.Route, m method) (llm.Chunk, step) {
 // request is what an attempt by m sends, and its estimate; sent is the
 // answer as the joiner judges the continuation against (the caller's own
 // trailing assistant message, if any, and the answer so far), tail how
-// much of its end the route is not shown (cutBack).
+// much of its end the route is not shown (cutBack): by either method, the
+// route writes the last word again, which proves where it joins (join.go).
 func (s *RoutedStream) request(m method) (req *llm.Request, est int, sent string, tail int) {
 	w := s.w
 	if m == methodFresh {
@@ -172,10 +174,7 @@ func (s *RoutedStream) request(m method) (req *llm.Request, est int, sent string
 		msgs = msgs[:n-1]
 	}
 	sent = own + s.text.String()
-	shown := sent
-	if m == methodInstruct {
-		shown, tail = cutBack(sent)
-	}
+	shown, tail := cutBack(sent)
 	msgs = append(msgs, llm.Message{Role: "assistant", Content: shown, Prefix: m == methodPrefix})
 	if m == methodInstruct {
 		msgs = append(msgs, llm.Message{Role: "user", Content: continueInstruction})

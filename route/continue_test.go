@@ -242,16 +242,16 @@ chains:
 }
 
 // TestContinuationRequests: what a continuation sends. Prefix: the
-// conversation, then the answer so far as the assistant's own message,
-// marked Prefix. Instruct: the answer up to its last whole word as the
-// assistant's message, then the request to continue it; a trailing
+// conversation, then the answer so far up to the start of its last word as
+// the assistant's own message, marked Prefix. Instruct: the same text as
+// the assistant's message, then the request to continue it; a trailing
 // assistant message of the caller's (a prefill) is the start of it.
 func TestContinuationRequests(t *testing.T) {
 	w := &walk{req: &llm.Request{Messages: []llm.Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Well, "}}}}
 	s := &RoutedStream{w: w}
 	s.text.WriteString("tollfree keeps an AI feat")
 	req, _, sent, tail := s.request(methodPrefix)
-	if n := len(req.Messages); n != 2 || !reflect.DeepEqual(req.Messages[1], llm.Message{Role: "assistant", Content: "Well, tollfree keeps an AI feat", Prefix: true}) || sent != "Well, tollfree keeps an AI feat" || tail != 0 {
+	if n := len(req.Messages); n != 2 || !reflect.DeepEqual(req.Messages[1], llm.Message{Role: "assistant", Content: "Well, tollfree keeps an AI ", Prefix: true}) || sent != "Well, tollfree keeps an AI feat" || tail != 4 {
 		t.Errorf("prefix: %+v, sent %q, tail %d", req.Messages, sent, tail)
 	}
 	req, _, sent, tail = s.request(methodInstruct)

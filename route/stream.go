@@ -33,8 +33,8 @@ var errStalled = errors.New("the stream went silent")
 // supports (continue.go: a prefix continuation where the provider honours
 // one, else an instruct continuation; on by default, config.Route
 // Continuation), its start held back until it can be joined to what was
-// sent (join.go: a repeated tail trimmed, a restart followed past what it
-// reproduces, or abandoned for the next method or route). When no route
+// sent (join.go: only a join proven byte for byte passes; any other
+// continuation is abandoned for the next method or route). When no route
 // can continue it, it ends with a *BrokenError. The chain's deadline caps
 // the whole stream, its continuations included: a stream still running at
 // the deadline ends with a *BrokenError of class timeout (issue 10: a token
@@ -163,9 +163,10 @@ func (s *RoutedStream) Buffered() int {
 // continuation on another route.
 func (s *RoutedStream) Parts() int { return s.parts + 1 }
 
-// errRestarted is the cause a continuation is abandoned with: it started
-// the answer over (or repeated it), and could not be joined to it.
-var errRestarted = errors.New("started the answer over instead of continuing it")
+// errRestarted is the cause a continuation is abandoned with: where it
+// joins the answer could not be proven (it started the answer over in other
+// words, wrote a different last word, or could be read more than one way).
+var errRestarted = errors.New("a continuation that could not be proven to join the answer")
 
 // Next returns the next chunk, io.EOF at the clean end of the answer, or an
 // error when the answer broke and could not be continued (a *BrokenError),

@@ -84,7 +84,7 @@ func TestStreamContinuedUsage(t *testing.T) {
 	cut := &failure.UpstreamError{Status: 200, Err: failure.ErrStreamCut}
 	up := &fakeUp{scripts: map[string]fakeScript{
 		"a": {chunks: []llm.Chunk{{Role: "assistant", Content: "Hello "}, {Content: "wor"}}, err: cut},
-		"b": {chunks: []llm.Chunk{{Role: "assistant", Content: "ld."}, {FinishReason: "stop", Usage: &llm.Usage{PromptTokens: 50, CompletionTokens: 2}}}, err: io.EOF},
+		"b": {chunks: []llm.Chunk{{Role: "assistant", Content: "world."}, {FinishReason: "stop", Usage: &llm.Usage{PromptTokens: 50, CompletionTokens: 2}}}, err: io.EOF},
 	}}
 	clk := clock.NewFake(time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC))
 	store, err := memstore.Open(memstore.Options{Clock: clk})
@@ -122,8 +122,8 @@ func TestStreamContinuedUsage(t *testing.T) {
 	if text != "Hello world." || finish != "stop" || s.Parts() != 2 {
 		t.Errorf("text %q finish %q parts %d; want the whole answer in 2 parts", text, finish, s.Parts())
 	}
-	if last := up.calls[1].Request.Messages; len(last) != 2 || last[1].Role != "assistant" || !last[1].Prefix || last[1].Content != "Hello wor" {
-		t.Errorf("continuation request messages %+v, want the answer so far as an assistant prefix", last)
+	if last := up.calls[1].Request.Messages; len(last) != 2 || last[1].Role != "assistant" || !last[1].Prefix || last[1].Content != "Hello " {
+		t.Errorf("continuation request messages %+v, want the answer so far, up to its last word, as an assistant prefix", last)
 	}
 	u, exact := s.Usage()
 	if want := (llm.Usage{PromptTokens: s.w.est, CompletionTokens: 3 + 2, TotalTokens: s.w.est + 5}); u != want || exact {
