@@ -125,6 +125,12 @@ type Model struct {
 	// one gets the flavor's 400 naming it (see unsupportedFailure), before
 	// any script or limit, and does not count against the limits.
 	Unsupported []string
+	// Refusal words the 400 (or 422) for a field of Unsupported on an
+	// OpenAI-shaped flavor another way than the flavor's usual one: as
+	// OpenAI's unknown_parameter, its older unrecognized argument,
+	// Cohere's unknown field, NVIDIA NIM's or vLLM's extra_forbidden
+	// (refusal.go).
+	Refusal Refusal
 	// NoJSONSchema makes the model refuse a JSON schema response format
 	// (OpenAI's response_format json_schema) in its flavor's words, as
 	// Groq's llama-3.3-70b-versatile does; JSON mode is still taken. See

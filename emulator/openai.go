@@ -150,6 +150,9 @@ func (e *Emulator) serveOpenAI(w http.ResponseWriter, r *http.Request, p Provide
 	}
 	if name, ok := e.refusedField(p.Name, req.Model, sortedFields(top)); ok {
 		f := unsupportedFailure(c, name, top[name])
+		if m, ok := e.modelOf(p.Name, req.Model); ok && m.Refusal != "" {
+			f = m.Refusal.failure(name)
+		}
 		e.record(c, "unsupported", f.status)
 		e.writeFailure(w, f)
 		return

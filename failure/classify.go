@@ -212,8 +212,14 @@ var (
 	// models/gemma-3-27b-it"; NVIDIA "... is not supported for this model";
 	// Mistral's 422 "Extra inputs are not permitted" (extra_forbidden); xAI
 	// "does not support parameter reasoningEffort"; "Argument not
-	// supported: logit_bias". Sources are cited in testdata/README.md.
-	unsupportedRe = lazyRegexp(`unsupported parameter|unsupported_parameter|is unsupported|is not supported (?:with|for|by) (?:this|the) model|unknown name .*cannot find field|is not enabled for models/|extra inputs are not permitted|extra_forbidden|does not support parameter|argument not supported`)
+	// supported: logit_bias". A field the provider does not know at all
+	// (issue 32): OpenAI "Unknown parameter: 'reasoning'." (code
+	// unknown_parameter; GitHub's Copilot endpoint the same sentence) and
+	// its older "Unrecognized request argument supplied: top_k"; Cohere
+	// "unknown field: parameter 'strict' is not a valid field"; NVIDIA NIM
+	// and vLLM servers Pydantic's "Extra inputs are not permitted". Sources
+	// are cited in testdata/README.md.
+	unsupportedRe = lazyRegexp(`unsupported parameter|unsupported_parameter|unknown parameter|unknown_parameter|unrecognized request argument|unknown field: parameter|is unsupported|is not supported (?:with|for|by) (?:this|the) model|unknown name .*cannot find field|is not enabled for models/|extra inputs are not permitted|extra_forbidden|does not support parameter|argument not supported`)
 	// reasoningRe: Groq refusing a reasoning_format or reasoning_effort
 	// value ("reasoning_format=raw is not supported with JSON mode or tool
 	// calling", "`reasoning_effort` must be one of `none` or `default`"):
@@ -312,6 +318,14 @@ var paramRes = sync.OnceValue(func() []*regexp.Regexp {
 		regexp.MustCompile(`(?i)extra inputs are not permitted:\s*([\w.\[\]-]+)`),
 		// xAI and OCI: does not support parameter reasoningEffort; Argument not supported: logit_bias
 		regexp.MustCompile("(?i)(?:does not support parameter|argument not supported:)\\s*['\"`]?([\\w.\\[\\]-]+)"),
+		// OpenAI: Unknown parameter: 'reasoning'. / Unrecognized request argument supplied: top_k
+		regexp.MustCompile("(?i)(?:unknown parameter:?|unrecognized request arguments? supplied:)\\s*['\"`]?([\\w.\\[\\]-]+)"),
+		// Cohere: unknown field: parameter 'strict' is not a valid field
+		regexp.MustCompile("(?i)unknown field:\\s*parameter\\s+['\"`]?([\\w.\\[\\]-]+)"),
+		// NVIDIA NIM: body -> frequency_penalty\n  Extra inputs are not permitted (type=extra_forbidden)
+		regexp.MustCompile(`(?i)->\s*([\w\[\]-]+)\s+extra inputs are not permitted`),
+		// vLLM: [{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', ...}]
+		regexp.MustCompile(`(?i)'loc':\s*\((?:'[^']*',\s*)*'([^']+)'\),\s*'msg':\s*'extra inputs are not permitted'`),
 	}
 })
 

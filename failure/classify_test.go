@@ -171,6 +171,23 @@ func TestClassifyBodies(t *testing.T) {
 		{file: "built/openai_400_max_tokens", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest,
 			code: "unsupported_parameter", param: "max_tokens"},
 		{file: "built/xai_400_reasoning_effort", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest, param: "reasoningEffort"},
+
+		// A field the provider does not know, in every wording of the
+		// presets (issue 32: the first three were the caller's 400).
+		{file: "built/openai_400_unknown_parameter", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest,
+			code: "unknown_parameter", param: "reasoning"},
+		{file: "built/openai_400_unknown_parameter_compact", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest,
+			code: "unknown_parameter", param: "reasoning_effort"},
+		{file: "built/openai_400_unrecognized_argument", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest, param: "top_k"},
+		{file: "built/github_400_unknown_parameter", status: 400, flavor: "github", class: Unsupported, scope: ScopeRequest,
+			param: "input[0].internal_chat_message_metadata_passthrough"},
+		{file: "built/cohere_422_unknown_field", status: 422, flavor: "cohere", class: Unsupported, scope: ScopeRequest, param: "strict"},
+		{file: "built/cohere_422_unknown_field_bare", status: 422, flavor: "cohere", class: Unsupported, scope: ScopeRequest, param: "tool_content"},
+		{file: "built/openrouter_422_raw_unknown_field", status: 422, flavor: "openrouter", class: Unsupported, scope: ScopeRequest, param: "strict"},
+		{file: "built/nvidia_422_extra_forbidden", status: 422, flavor: "nvidia", class: Unsupported, scope: ScopeRequest, param: "frequency_penalty"},
+		{file: "built/vllm_400_extra_forbidden", status: 400, flavor: "generic", class: Unsupported, scope: ScopeRequest, param: "max_completion_tokens"},
+		{file: "built/gemini_400_unknown_name", status: 400, flavor: "gemini", class: Unsupported, scope: ScopeRequest,
+			code: "INVALID_ARGUMENT", param: "request.generation_config.effortLevel"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
