@@ -390,3 +390,57 @@ func TestTypedLibrary(t *testing.T) {
 		t.Errorf("err %v, want a SchemaError on the schema", err)
 	}
 }
+
+// TestTypedForcedTool (issue 32): tool_choice naming a function (what
+// LangChain's withStructuredOutput sends) or "required" makes an answer
+// without that call invalid: the route is asked again once with what was
+// wrong, then the next route, whose call the caller gets. The old gateway
+// returned the first route's plain text as a valid answer (finish_reason
+// stop, no tool_calls), and the client crashed reading the missing call.
+func TestTypedForcedTool(t *testing.T) {
+	checkLeaks(t)
+	const tools = `"tools":[{"type":"function","function":{"name":"extract","parameters":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}},` +
+		`{"type":"function","function":{"name":"other","parameters":{"type":"object"}}}]`
+	for _, choice := range []string{`{"type":"function","function":{"name":"extract"}}`, `"required"`} {
+		t.Run(choice, func(t *testing.T) {
+			h := newHarness(t, typedChains)
+			seen := watchBodies(h.emu)
+			call := `[{"id":"call_1","type":"function","function":{"name":"extract","arguments":"{\"name\":\"Ada\"}"}}]`
+			h.emu.Script("groq", "llama-3.3-70b-versatile",
+				emulator.Step{Kind: emulator.Answer, Text: "Her name is Ada."},
+				emulator.Step{Kind: emulator.Answer, Text: "Ada."})
+			h.emu.Script("cerebras", "gpt-oss-120b", emulator.Step{Kind: emulator.Answer, ToolCalls: call})
+			body := `{"model":"extract","messages":[{"role":"user","content":"Ada wrote the first program."}],` + tools + `,"tool_choice":` + choice + `}`
+			r := h.post("/v1/chat/completions", "application/json", []byte(body))
+			var resp struct {
+				Choices []struct {
+					Message struct {
+						ToolCalls []struct {
+							Function struct{ Name, Arguments string }
+						} `json:"tool_calls"`
+					}
+					FinishReason string `json:"finish_reason"`
+				}
+			}
+			if r.status != http.StatusOK || json.Unmarshal(r.body, &resp) != nil || len(resp.Choices) != 1 ||
+				len(resp.Choices[0].Message.ToolCalls) != 1 || resp.Choices[0].Message.ToolCalls[0].Function.Name != "extract" {
+				t.Fatalf("status %d: %s\nwant the extract call of the next route", r.status, r.body)
+			}
+			got := seen.of("groq/llama-3.3-70b-versatile")
+			if len(got) != 2 || !strings.Contains(got[1], "Your answer does not call the tool it must call") {
+				t.Errorf("the first route was not asked again with what was wrong: %d calls", len(got))
+			}
+			if a := routeClasses(h, r.header.Get("X-Request-Id")); a != "groq/llama-3.3-70b-versatile invalid, groq/llama-3.3-70b-versatile invalid, cerebras/gpt-oss-120b ok" {
+				t.Errorf("attempts: %s", a)
+			}
+		})
+	}
+	// A tool_choice that names no tool of the request is the caller's 400,
+	// before any call.
+	h := newHarness(t, typedChains)
+	r := h.post("/v1/chat/completions", "application/json", []byte(`{"model":"extract","messages":[{"role":"user","content":"hi"}],`+tools+
+		`,"tool_choice":{"type":"function","function":{"name":"missing"}}}`))
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "tool_choice.function.name") || len(h.emu.Records()) != 0 {
+		t.Errorf("status %d, %d calls: %s; want a 400 naming tool_choice.function.name and no call", r.status, len(h.emu.Records()), r.body)
+	}
+}

@@ -100,8 +100,23 @@ func (s *Spec) Repair(sent *llm.Request, resp *llm.Response, vs Violations) *llm
 		}
 	}
 	msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content})
+	if vs.unforced() {
+		out.Messages = append(msgs, llm.Message{Role: "user", Content: vs.prompt("Your answer does not call the tool it must call:", "Answer again with the tool call.")})
+		return &out
+	}
 	out.Messages = append(msgs, llm.Message{Role: "user", Content: vs.prompt("Your answer does not match the JSON schema it must follow:", "Answer again with only the corrected JSON.")})
 	return &out
+}
+
+// unforced reports whether the violations include the missing call that
+// tool_choice forces.
+func (vs Violations) unforced() bool {
+	for _, v := range vs {
+		if v.Keyword == "tool_choice" {
+			return true
+		}
+	}
+	return false
 }
 
 // toolResults answers each call of a tool_calls array: the violations of
@@ -126,6 +141,11 @@ func toolResults(raw json.RawMessage, vs Violations) ([]llm.Message, bool) {
 			}
 		}
 		text := "Not run: another call of this turn had invalid arguments. Make the calls again."
+		for _, v := range vs {
+			if v.Keyword == "tool_choice" {
+				text = "Not run: " + v.detail + "."
+			}
+		}
 		if len(mine) > 0 {
 			text = mine.prompt("Not run: the arguments do not match the tool's parameters:", "Call the tool again with arguments that match its parameters.")
 		}

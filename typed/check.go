@@ -28,7 +28,8 @@ type Violation struct {
 	Path string
 	// Keyword is the schema keyword the value broke ("enum", "required",
 	// "type"...), or "json" for an answer that holds no JSON value, "tool"
-	// for a call of a tool the request did not declare.
+	// for a call of a tool the request did not declare, "tool_choice" for
+	// an answer without the call tool_choice forces.
 	Keyword string
 	// detail is the validator's own words, which may quote the answer: it
 	// goes only into the repair message, back to the route that answered.
@@ -67,7 +68,7 @@ func (vs Violations) String() string {
 // (or of calls of undeclared tools) rather than of the answer's text.
 func (vs Violations) OfToolCalls() bool {
 	for _, v := range vs {
-		if v.Tool != "" || v.Keyword == "tool" {
+		if v.Tool != "" || v.Keyword == "tool" || v.Keyword == "tool_choice" {
 			return true
 		}
 	}
@@ -95,10 +96,16 @@ func (v Violation) where() string {
 // is safe for concurrent use.
 func (s *Spec) Check(resp *llm.Response) (content string, vs Violations) {
 	content = resp.Content
+	if s.forced && !s.called(resp.ToolCalls) {
+		vs = Violations{s.unforced()}
+	}
 	if len(resp.ToolCalls) > 0 {
 		if s.tools != nil {
-			vs = s.checkCalls(resp.ToolCalls)
+			vs = append(vs, s.checkCalls(resp.ToolCalls)...)
 		}
+		return content, vs
+	}
+	if len(vs) > 0 {
 		return content, vs
 	}
 	if s.Format == FormatNone {
@@ -121,6 +128,34 @@ func (s *Spec) Check(resp *llm.Response) (content string, vs Violations) {
 		}
 	}
 	return found, vs
+}
+
+// called reports whether a tool_calls array holds the call tool_choice
+// forces: any call, or one of the function it names.
+func (s *Spec) called(raw json.RawMessage) bool {
+	var calls []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &calls) != nil {
+		return false
+	}
+	for _, c := range calls {
+		if s.force == "" || c.Function.Name == s.force {
+			return true
+		}
+	}
+	return false
+}
+
+// unforced is the violation of an answer without the call tool_choice
+// forces.
+func (s *Spec) unforced() Violation {
+	if s.force == "" {
+		return Violation{Keyword: "tool_choice", call: -1, detail: `tool_choice is "required": the answer must call one of the tools ` + s.toolNames()}
+	}
+	return Violation{Tool: s.force, Keyword: "tool_choice", call: -1, detail: "tool_choice names the function " + strconv.Quote(s.force) + ": the answer must call it"}
 }
 
 // checkCalls checks each tool call of a tool_calls array.

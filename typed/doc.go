@@ -3,7 +3,10 @@
 // answer with OpenAI's response_format, {"type": "json_object"} (any JSON
 // object) or {"type": "json_schema", "json_schema": {"schema": ...}} (JSON
 // that matches a JSON Schema), and with tools, whose calls' arguments must
-// match each tool's parameters schema. Seed 002's extractor and judge
+// match each tool's parameters schema; a tool_choice of "required", or
+// naming a function, forces a call (issue 32: LangChain's
+// withStructuredOutput sends one), and an answer without it is invalid too.
+// Seed 002's extractor and judge
 // roles and seed 003's routing call need such answers, and a model that
 // returns prose, a cut object or a grade outside an enum must not reach the
 // program as a success, or the cache.

@@ -69,6 +69,10 @@ type Spec struct {
 	object bool            // the schema's root asks for an object: JSON is looked for at a "{" only
 	names  map[string]bool // property names the schemas declare (safe to log)
 	tools  map[string]*tool
+	// forced: tool_choice "required" or naming a function (force, "" for
+	// any): an answer without that call is invalid.
+	forced bool
+	force  string
 }
 
 // tool is one function tool of the request.
@@ -89,6 +93,9 @@ func Parse(req *llm.Request) (*Spec, error) {
 		return nil, err
 	}
 	if err := s.parseTools(req.Extra["tools"]); err != nil {
+		return nil, err
+	}
+	if err := s.parseChoice(req.Extra["tool_choice"]); err != nil {
 		return nil, err
 	}
 	if s.Format == FormatNone && s.tools == nil {
@@ -192,6 +199,39 @@ func (s *Spec) parseTools(raw json.RawMessage) error {
 		}
 		s.tools[t.Function.Name] = tl
 	}
+	return nil
+}
+
+// parseChoice reads tool_choice (issue 32): "required", or a function
+// named ({"type": "function", "function": {"name": "..."}}), forces a call,
+// which Check then requires. A name that is none of the request's function
+// tools is the caller's error. "auto", "none" and other kinds of choice
+// force nothing here.
+func (s *Spec) parseChoice(raw json.RawMessage) error {
+	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) || s.tools == nil {
+		return nil
+	}
+	var word string
+	if json.Unmarshal(raw, &word) == nil {
+		s.forced = word == "required"
+		return nil
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &named) != nil {
+		return &RequestError{Param: "tool_choice", Message: `must be "none", "auto", "required" or {"type": "function", "function": {"name": "..."}}`}
+	}
+	if named.Type != "function" {
+		return nil
+	}
+	if _, ok := s.tools[named.Function.Name]; !ok {
+		return &RequestError{Param: "tool_choice.function.name", Message: "names no function tool of the request; the tools are " + s.toolNames()}
+	}
+	s.forced, s.force = true, named.Function.Name
 	return nil
 }
 
