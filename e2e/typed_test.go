@@ -253,16 +253,7 @@ func TestTypedToolCallRepaired(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
-	var resp struct {
-		Choices []struct {
-			Message struct {
-				ToolCalls []struct {
-					Function struct{ Name, Arguments string }
-				} `json:"tool_calls"`
-			}
-			FinishReason string `json:"finish_reason"`
-		}
-	}
+	var resp toolAnswer
 	if err := json.Unmarshal(r.body, &resp); err != nil || len(resp.Choices) != 1 || len(resp.Choices[0].Message.ToolCalls) != 1 {
 		t.Fatalf("answer %s: %v", r.body, err)
 	}
@@ -272,6 +263,19 @@ func TestTypedToolCallRepaired(t *testing.T) {
 	got := seen.of("groq/openai/gpt-oss-120b")
 	if len(got) != 2 || !strings.Contains(got[1], `"role":"tool","content":"Not run: the arguments do not match the tool's parameters:`) || !strings.Contains(got[1], `"tool_call_id":"call_1"`) {
 		t.Errorf("the repair does not answer the call with what was wrong: %v", got)
+	}
+}
+
+// toolAnswer is a chat completion's tool calls and finish, as a caller
+// reads them.
+type toolAnswer struct {
+	Choices []struct {
+		Message struct {
+			ToolCalls []struct {
+				Function struct{ Name, Arguments string }
+			} `json:"tool_calls"`
+		}
+		FinishReason string `json:"finish_reason"`
 	}
 }
 
@@ -412,16 +416,7 @@ func TestTypedForcedTool(t *testing.T) {
 			h.emu.Script("cerebras", "gpt-oss-120b", emulator.Step{Kind: emulator.Answer, ToolCalls: call})
 			body := `{"model":"extract","messages":[{"role":"user","content":"Ada wrote the first program."}],` + tools + `,"tool_choice":` + choice + `}`
 			r := h.post("/v1/chat/completions", "application/json", []byte(body))
-			var resp struct {
-				Choices []struct {
-					Message struct {
-						ToolCalls []struct {
-							Function struct{ Name, Arguments string }
-						} `json:"tool_calls"`
-					}
-					FinishReason string `json:"finish_reason"`
-				}
-			}
+			var resp toolAnswer
 			if r.status != http.StatusOK || json.Unmarshal(r.body, &resp) != nil || len(resp.Choices) != 1 ||
 				len(resp.Choices[0].Message.ToolCalls) != 1 || resp.Choices[0].Message.ToolCalls[0].Function.Name != "extract" {
 				t.Fatalf("status %d: %s\nwant the extract call of the next route", r.status, r.body)
