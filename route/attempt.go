@@ -239,8 +239,12 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 	if w.stream {
 		timeout, cause = firstTokenTimeout(t.route, w.ch), errNoFirstToken
 	}
-	if left := w.deadline.Sub(now); left < timeout {
+	left := w.deadline.Sub(now)
+	if left < timeout {
 		timeout, cause = left, errChainDeadline
+	}
+	if keep := w.keepFor(t.route, left, now); left-keep < timeout {
+		timeout, cause = left-keep, errShare
 	}
 	ctx, cancel := context.WithCancelCause(w.parent)
 	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry}
@@ -250,6 +254,32 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 	w.lastLaunch = now
 	w.noHedge = false
 	return o
+}
+
+// keepFor is how much of left, what is left of the chain's deadline, an
+// attempt on rt leaves for the routes after it (issue 32: with 8 s attempts
+// and a 25 s deadline the fourth route used to get 1 s). The next route
+// that may still be called (after rt in the chain, not started, not
+// resting or disabled) keeps its first-token timeout; when left is less
+// than twice that, the attempt and the next route share left equally. The
+// chain's order is its preference: earlier routes keep their whole
+// timeout as long as the deadline allows it.
+func (w *walk) keepFor(rt *config.Route, left time.Duration, now time.Time) time.Duration {
+	after := false
+	for _, r := range w.order {
+		if r == rt {
+			after = true
+			continue
+		}
+		if !after || w.taken[r] || w.inflight[r] != nil {
+			continue
+		}
+		if _, ok := w.eligible(r, now); !ok {
+			continue
+		}
+		return max(min(firstTokenTimeout(r, w.ch), left/2), 0)
+	}
+	return 0
 }
 
 // call makes the attempt o and reports it on results, which is buffered

@@ -33,6 +33,10 @@ func (w *walk) judge(o *outcome) failure.Verdict {
 			return failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"}
 		case cause == errChainDeadline:
 			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRequest, Message: "cut by the chain's deadline"}
+		case cause == errShare:
+			// Cut short of its own timeout to leave time for the routes
+			// after it: slow for this request, not proven hung.
+			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRequest, Message: "no answer within its share of the chain's deadline (time kept for the routes after it)"}
 		case cause == context.DeadlineExceeded:
 			return failure.Verdict{Class: failure.Timeout, Scope: failure.ScopeRoute, Message: "no answer within the attempt timeout"}
 		case cause == errNoFirstToken:

@@ -23,8 +23,12 @@ import (
 var (
 	errChainDeadline = errors.New("the chain's deadline was reached")
 	errNoFirstToken  = errors.New("no first token within the first-token timeout")
-	errLostRace      = errors.New("another route answered first")
-	errRequestEnded  = errors.New("another route's failure ended the request")
+	// errShare ends an attempt at its share of the deadline: the time
+	// kept for the routes after it (keepFor) cut it short of its own
+	// timeout.
+	errShare        = errors.New("no answer within its share of the chain's deadline")
+	errLostRace     = errors.New("another route answered first")
+	errRequestEnded = errors.New("another route's failure ended the request")
 )
 
 // walk is one request's way down one chain: which routes it may take
