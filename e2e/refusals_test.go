@@ -82,3 +82,33 @@ func routeClasses(h *harness, id string) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// TestBrokenFieldsRefused (issue 32): fields the gateway passes on that no
+// upstream takes broken get a precise 400 in OpenAI's error format, naming
+// the parameter, and nothing is forwarded. The old gateway forwarded each
+// of them: presence_penalty 1e309, tools [{}], tool_choice 5, a 1 MB user.
+func TestBrokenFieldsRefused(t *testing.T) {
+	checkLeaks(t)
+	h := harnessOf(t, startStackWith(t, stackOptions{config: refusalChains}))
+	const msgs = `"model":"two","messages":[{"role":"user","content":"Hi"}]`
+	for _, tc := range []struct{ field, param, code, says string }{
+		{`"presence_penalty":1e309`, "presence_penalty", "invalid_value", "between -2 and 2"},
+		{`"frequency_penalty":"high"`, "frequency_penalty", "invalid_type", "must be a number"},
+		{`"tools":[{}]`, "tools[0].type", "missing_required_parameter", "tools[0].type is required"},
+		{`"tools":[{"type":"function","function":{}}]`, "tools[0].function.name", "missing_required_parameter", "is required"},
+		{`"tools":{"type":"function"}`, "tools", "invalid_type", "must be an array"},
+		{`"tool_choice":5`, "tool_choice", "invalid_type", `"none", "auto", "required"`},
+		{`"tool_choice":"always"`, "tool_choice", "invalid_value", `"none", "auto", "required"`},
+		{`"user":"` + strings.Repeat("u", 1<<20) + `"`, "user", "invalid_value", "at most 256 bytes"},
+	} {
+		r := h.post("/v1/chat/completions", "application/json", []byte(`{`+msgs+`,`+tc.field+`}`))
+		e, _ := r.json(t)["error"].(map[string]any)
+		if r.status != http.StatusBadRequest || e["param"] != tc.param || e["code"] != tc.code || e["type"] != "invalid_request_error" ||
+			!strings.Contains(e["message"].(string), tc.says) {
+			t.Errorf("%.40s: %d %.300s\nwant 400 invalid_request_error, param %s, code %s, saying %q", tc.field, r.status, r.body, tc.param, tc.code, tc.says)
+		}
+	}
+	if n := len(h.emu.Records()); n != 0 {
+		t.Errorf("%d calls forwarded upstream, want none", n)
+	}
+}

@@ -341,8 +341,9 @@ func TestOpenAIClientStructuredOutput(t *testing.T) {
 	}
 }
 
-// TestTypedBadSchema: a schema that is not one, or that refers outside
-// itself, is a 400 naming the problem; nothing is called.
+// TestTypedBadSchema: a schema that is not one, that refers outside
+// itself, or whose $ref loops without going into the value, is a 400
+// naming the problem; nothing is called.
 func TestTypedBadSchema(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, typedChains)
@@ -350,6 +351,10 @@ func TestTypedBadSchema(t *testing.T) {
 		{`{"type":"tomato"}`, "is not a valid JSON Schema"},
 		{`{"$ref":"file:///etc/passwd"}`, "loads no schema from a file or the network"},
 		{`{"type":"object","properties":{"a":` + strings.Repeat(`{"type":"object","properties":{"a":`, 70) + `{}` + strings.Repeat(`}}`, 70) + `}}`, "nests deeper than"},
+		// Issue 32: $ref loops that never go into the value were accepted,
+		// and each request then cost two calls and ended 502.
+		{`{"$ref":"#"}`, "loops back to itself"},
+		{`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, "loops back to itself"},
 	} {
 		body := `{"model":"judge","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":` + tc.schema + `}}}`
 		r := h.post("/v1/chat/completions", "application/json", []byte(body))

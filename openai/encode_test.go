@@ -86,7 +86,7 @@ func TestAppendRequest(t *testing.T) {
 }
 
 func TestAppendRequestRoundTrip(t *testing.T) {
-	body := []byte(`{"model":"x","messages":[{"role":"user","content":"hi ✓"}],"temperature":1e-7,"stop":["a"],"tools":[{"a":1}]}`)
+	body := []byte(`{"model":"x","messages":[{"role":"user","content":"hi ✓"}],"temperature":1e-7,"stop":["a"],"tools":[{"type":"x","a":1}]}`)
 	req, _, err := DecodeRequest(body)
 	if err != nil {
 		t.Fatal(err)

@@ -129,7 +129,8 @@ func (s *stop) UnmarshalJSON(data []byte) error {
 // (only an assistant's may be null or absent), that n is absent or 1, the
 // ranges of temperature (0..2), top_p (0..1), max_tokens and
 // max_completion_tokens (>= 1; max_completion_tokens wins when both are
-// set), and that stream_options comes only with stream. Every error is a
+// set), that stream_options comes only with stream, and the fields passed
+// on that no upstream takes broken (checkPassed). Every error is a
 // *RequestError. Strings hold no lone surrogate and no invalid UTF-8 (see
 // the package doc).
 func DecodeRequest(body []byte) (req *llm.Request, model string, err error) {
@@ -169,9 +170,7 @@ func DecodeRequest(body []byte) (req *llm.Request, model string, err error) {
 	}
 	if fast {
 		r.Extra = extra
-		return r, w.Model, nil
-	}
-	if err := eachField(body, func(rawKey, value []byte) {
+	} else if err := eachField(body, func(rawKey, value []byte) {
 		if key, ok := unknownField(rawKey); ok {
 			if r.Extra == nil {
 				r.Extra = make(map[string]json.RawMessage)
@@ -180,6 +179,9 @@ func DecodeRequest(body []byte) (req *llm.Request, model string, err error) {
 		}
 	}); err != nil {
 		return nil, "", &RequestError{Message: err.Error(), Code: CodeInvalidJSON}
+	}
+	if err := checkPassed(r); err != nil {
+		return nil, "", err
 	}
 	return r, w.Model, nil
 }

@@ -62,14 +62,14 @@ func TestDecodeRequest(t *testing.T) {
 		},
 		{
 			name: "tool round trip",
-			body: `{"messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"w","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}],"tools":[{"type":"function"}],"tool_choice":"auto"}`,
+			body: `{"messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"w","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}],"tools":[{"type":"function","function":{"name":"w"}}],"tool_choice":"auto"}`,
 			want: &llm.Request{
 				Messages: []llm.Message{
 					{Role: "user", Content: "weather?"},
 					{Role: "assistant", ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"w","arguments":"{}"}}]`)},
 					{Role: "tool", Content: "sunny", ToolCallID: "c1"},
 				},
-				Extra: map[string]json.RawMessage{"tools": json.RawMessage(`[{"type":"function"}]`), "tool_choice": json.RawMessage(`"auto"`)},
+				Extra: map[string]json.RawMessage{"tools": json.RawMessage(`[{"type":"function","function":{"name":"w"}}]`), "tool_choice": json.RawMessage(`"auto"`)},
 			},
 		},
 		{
@@ -171,7 +171,7 @@ func TestDecodeRequestTextHygiene(t *testing.T) {
 		`{"role":"user","content":"raw bad ` + "\xc3" + ` byte"},` +
 		`{"role":"user","content":[{"type":"text","text":"part \ud83d"}]},` +
 		`{"role":"assistant","content":"","tool_calls":[{"function":{"arguments":"\udc00"}}]}` +
-		`],"tools":[{"description":"d \ud800 ` + "\xfe" + `"}]}`)
+		`],"tools":[{"type":"function","function":{"name":"f","description":"d \ud800 ` + "\xfe" + `"}}]}`)
 	req, _, err := DecodeRequest(body)
 	if err != nil {
 		t.Fatal(err)

@@ -131,6 +131,9 @@ func DecodeResponsesRequest(body []byte, lim Limits) (*ResponsesRequest, error) 
 	if err := responsesOptions(top, req); err != nil {
 		return nil, err
 	}
+	if err := checkPassed(req); err != nil {
+		return nil, err
+	}
 	for _, k := range []string{"instructions", "max_output_tokens", "temperature", "top_p", "tools", "tool_choice", "text", "reasoning", "metadata", "parallel_tool_calls", "user"} {
 		if v, ok := top[k]; ok && !isNull(v) {
 			rr.Echo[k] = cleanRaw(v)

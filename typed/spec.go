@@ -266,6 +266,13 @@ func (s *Spec) compile(raw json.RawMessage, param string) (*jsonschema.Schema, e
 	if err != nil {
 		return nil, &RequestError{Param: param, Message: "is not a valid JSON Schema: " + compileProblem(err)}
 	}
+	if loop := refLoop(doc); loop != nil {
+		for i := range loop {
+			loop[i] = "#" + loop[i]
+		}
+		return nil, &RequestError{Param: param, Message: "is not a valid JSON Schema: its $ref loops back to itself without going into the value (" +
+			strings.Join(loop, " -> ") + "), so no answer could ever be checked against it"}
+	}
 	declared(doc, s.names)
 	return sch, nil
 }

@@ -254,3 +254,29 @@ func TestParseNothingAllocates(t *testing.T) {
 		t.Errorf("Parse allocates %v times for a plain request", n)
 	}
 }
+
+// TestRefLoop: a $ref that leads back to itself through keywords that stay
+// on the same value is refused; a recursive schema that goes down into the
+// value (a tree) is not.
+func TestRefLoop(t *testing.T) {
+	for _, tc := range []struct {
+		schema string
+		loops  bool
+	}{
+		{`{"$ref":"#"}`, true},
+		{`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, true},
+		{`{"anyOf":[{"type":"string"},{"not":{"$ref":"#"}}]}`, true},
+		{`{"definitions":{"x~y":{"oneOf":[{"$ref":"#/definitions/x~0y"}]}},"$ref":"#/definitions/x~0y"}`, true},
+		{`{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}}}`, false},
+		{`{"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}}}},"$ref":"#/$defs/node"}`, false},
+		{`{"type":"object","properties":{"if":{"type":"string"}}}`, false},
+	} {
+		req := &llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}},
+			ResponseFormat: json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":` + tc.schema + `}}`)}
+		_, err := Parse(req)
+		var re *RequestError
+		if got := errors.As(err, &re) && strings.Contains(re.Message, "loops back"); got != tc.loops {
+			t.Errorf("%s: err %v, want a loop refused: %v", tc.schema, err, tc.loops)
+		}
+	}
+}
