@@ -163,6 +163,9 @@ func timerC(t clock.Timer) <-chan time.Time {
 // scarce, it looks past it (hedgePast) and leaves it in place for ordinary
 // failover. It reports whether it started one.
 func (w *walk) launchNext(hedge bool) bool {
+	if w.typedSpent() {
+		return false
+	}
 	for w.next < len(w.order) {
 		rt := w.order[w.next]
 		if w.taken[rt] {
@@ -197,6 +200,9 @@ func (w *walk) launchNext(hedge bool) bool {
 // why it skips any.
 func (w *walk) hedgePast() bool {
 	for _, rt := range w.order[w.next+1:] {
+		if w.typedSpent() {
+			return false
+		}
 		if w.taken[rt] {
 			continue
 		}
@@ -247,6 +253,7 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
 	w.inflight[t.route] = o
 	w.started++
+	w.called()
 	w.lastLaunch = now
 	w.noHedge = false
 	return o
