@@ -16,6 +16,7 @@ import (
 // calling and by JSON schema each get a valid object from the demo's main
 // chain, while the demo's own sample traffic runs.
 func TestDemoTypedAnswers(t *testing.T) {
+	checkLeaks(t)
 	node, dir := npmClients(t)
 	bin := testenv.BuildTollfree(t)
 	demo := testenv.Start(t, nil, bin, "demo", "-listen", "127.0.0.1:0")
