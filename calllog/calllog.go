@@ -42,6 +42,9 @@ type Record struct {
 	LatencyMS float64   `json:"latency_ms"`
 	TokensIn  int       `json:"tokens_in"`
 	TokensOut int       `json:"tokens_out"`
+	// TokensEstimated marks tokens the gateway estimated because the
+	// route reported none (route.Attempt.TokensEstimated).
+	TokensEstimated bool `json:"tokens_estimated,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	RestKey   string    `json:"rest,omitempty"`
 	RestUntil time.Time `json:"rest_until,omitzero"`
@@ -289,7 +292,7 @@ func FromAttempt(a *route.Attempt) *Record {
 		Provider: a.Provider, Model: a.Model, Status: a.Status, Outcome: a.Class.String(),
 		LatencyMS: float64(a.Latency.Microseconds()) / 1000, TokensIn: a.TokensIn, TokensOut: a.TokensOut,
 		Error: a.Error, RestKey: a.RestKey.String(), RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
-		Part: a.Part, Cut: a.Cut, Cached: a.Cached,
+		Part: a.Part, Cut: a.Cut, Cached: a.Cached, TokensEstimated: a.TokensEstimated,
 		Retry: a.Retry, Continuation: a.Method, Repair: a.Repair,
 	}
 }
@@ -345,6 +348,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(r.TokensIn), 10)
 	b = append(b, `,"tokens_out":`...)
 	b = strconv.AppendInt(b, int64(r.TokensOut), 10)
+	if r.TokensEstimated {
+		b = append(b, `,"tokens_estimated":true`...)
+	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
 		b = appendString(b, r.Error)

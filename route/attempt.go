@@ -43,9 +43,13 @@ type outcome struct {
 	hedge  bool
 	part   int
 	cut    string
-	lostAt time.Time // when the walk cancelled it for another's answer
-	retry  bool      // the polite retry of a blip (Attempt.Retry)
-	method string    // how a continuation continues (Attempt.Method)
+	lostAt time.Time    // when the walk cancelled it for another's answer
+	retry  bool         // the polite retry of a blip (Attempt.Retry)
+	method string       // how a continuation continues (Attempt.Method)
+	req    *llm.Request // what the route was asked
+	// spent, for a part of a stream, is what the part cost, as it reported
+	// or estimated (issue 33): its call-log line has its own tokens.
+	spent *partSpend
 
 	// set by the attempt's goroutine before it reports
 	resp    *llm.Response
@@ -249,7 +253,7 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 		timeout, cause = left, errChainDeadline
 	}
 	ctx, cancel := context.WithCancelCause(w.parent)
-	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry}
+	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry, req: t.req}
 	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
 	w.inflight[t.route] = o
 	w.started++
