@@ -42,9 +42,6 @@ type Record struct {
 	LatencyMS float64   `json:"latency_ms"`
 	TokensIn  int       `json:"tokens_in"`
 	TokensOut int       `json:"tokens_out"`
-	// TokensEstimated marks tokens the gateway estimated because the
-	// route reported none (route.Attempt.TokensEstimated).
-	TokensEstimated bool `json:"tokens_estimated,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	RestKey   string    `json:"rest,omitempty"`
 	RestUntil time.Time `json:"rest_until,omitzero"`
@@ -60,6 +57,9 @@ type Record struct {
 	// Repair numbers the repairs of a typed answer: the same route asked
 	// again after its answer broke the request's schema (route.Attempt.Repair).
 	Repair int `json:"repair,omitempty"`
+	// TokensEstimated marks tokens the gateway estimated because the
+	// route reported none (route.Attempt.TokensEstimated).
+	TokensEstimated bool `json:"tokens_estimated,omitempty"`
 }
 
 // Writer appends records to a file or stream. It buffers, and writes out
