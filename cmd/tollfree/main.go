@@ -3,6 +3,7 @@
 //
 //	tollfree serve [-config] [tollfree.yaml]   run the gateway (SIGHUP or an edit reloads the config)
 //	tollfree check [-config] [tollfree.yaml]   validate a config and print its chains
+//	tollfree presets                           print the provider catalog and when each was checked
 package main
 
 import (
@@ -36,6 +37,7 @@ const usage = `tollfree keeps an AI feature answering on free LLM tiers.
 Usage:
   tollfree serve [-listen ADDR] [FILE]           run the gateway
   tollfree check [FILE]                          validate a config, print chains, routes and limits
+  tollfree presets                               the provider catalog: status, source page and date, models
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
   tollfree demo -assistant [-listen ADDR]        a demo site with the chat widget and its assistant, keyless
   tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
@@ -49,7 +51,7 @@ FILE may also be given as -config FILE. Without one, tollfree.yaml is read
 when it exists; otherwise the built-in
 free-tier presets are used with the provider keys found in the environment
 (GROQ_API_KEY, GEMINI_API_KEY, CEREBRAS_API_KEY, OPENROUTER_API_KEY,
-NVIDIA_API_KEY, MISTRAL_API_KEY, GITHUB_TOKEN...).
+NVIDIA_API_KEY, MISTRAL_API_KEY, CLOUDFLARE_API_TOKEN...).
 `
 
 func main() {
@@ -72,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, args[1:], stdout, stderr)
 	case "check":
 		err = check(args[1:], stdout)
+	case "presets":
+		err = presetsCmd(args[1:], stdout)
 	case "demo":
 		err = demo(ctx, args[1:], stdout, stderr)
 	case "doctor":
@@ -156,6 +160,7 @@ func check(args []string, stdout io.Writer) error {
 	writeCheckTable(stdout, plan)
 	fmt.Fprintln(stdout)
 	writeReadiness(stdout, plan)
+	writeCatalogNotes(stdout, plan)
 	return nil
 }
 
@@ -307,6 +312,7 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 	}
 	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
 	writeReadiness(stdout, plan)
+	writeCatalogNotes(stdout, plan)
 	for _, r := range plan.Readiness() {
 		if r.Enabled == 0 {
 			lv.logger.Warn("chain has no enabled route: every request to it gets its fallback; /healthz says degraded", "chain", r.Chain, "fix", strings.Join(r.Fixes, "; "))
