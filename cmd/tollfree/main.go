@@ -24,6 +24,7 @@ import (
 
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/discover"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/heapfloor"
 	"github.com/tollfree/tollfree/internal/watch"
@@ -35,7 +36,7 @@ import (
 const usage = `tollfree keeps an AI feature answering on free LLM tiers.
 
 Usage:
-  tollfree serve [-listen ADDR] [FILE]           run the gateway
+  tollfree serve [-listen ADDR] [-discover D] [FILE]  run the gateway (reads model lists every D, default 24h)
   tollfree check [FILE]                          validate a config, print chains, routes and limits
   tollfree presets                               the provider catalog: status, source page and date, models
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
@@ -218,6 +219,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	path := fs.String("config", "", "config file, also given as the one argument (default tollfree.yaml if present, else built-in presets)")
 	listen := fs.String("listen", "", "listen address (overrides the config's listen)")
+	discoverEvery := fs.Duration("discover", discover.DefaultEvery, "read each enabled provider's model list at start and this often, and skip a route whose model it no longer lists until it is back; 0 reads none")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (/debug/pprof/, its mutex profile sampling 1 contention in 100) on this loopback address, e.g. 127.0.0.1:6060; off when empty, and then heap profiling is off too")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -268,7 +270,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sh.close() // last: the call log and the state, flushed
 	lv := &live{path: *path, listen: *listen, outs: []io.Writer{stdout, stderr}, logger: logger,
-		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: watch.File(configFile(*path))()}
+		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: watch.File(configFile(*path))(), discover: *discoverEvery}
 	g, err := lv.build(plan)
 	if err != nil {
 		return err
