@@ -86,3 +86,65 @@ func TestStatusAndMetricsNeedAToken(t *testing.T) {
 		}
 	}
 }
+
+// TestBearerInAnyCase: "Authorization: bearer <token>" (the scheme in
+// lower case, as RFC 7235 allows and some clients send) is read the same
+// on the chat API, /admin/*, /status, /status.json and /metrics (issue 32:
+// the owner on the chat API, 401 everywhere else).
+func TestBearerInAnyCase(t *testing.T) {
+	checkLeaks(t)
+	h := harnessOf(t, startStackWith(t, closedConfig("")))
+	do := func(method, path, auth, body string) reply {
+		t.Helper()
+		req, err := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", auth)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return reply{status: resp.StatusCode, header: resp.Header, body: b}
+	}
+	for _, scheme := range []string{"bearer", "BEARER", "Bearer"} {
+		for _, path := range []string{"/status", "/status.json", "/metrics"} {
+			for _, tok := range []string{gatewayKey, adminToken} {
+				if r := do("GET", path, scheme+" "+tok, ""); r.status != 200 {
+					t.Errorf("GET %s with %q and a valid token: %d, want 200", path, scheme, r.status)
+				}
+			}
+		}
+		if r := do("POST", "/v1/chat/completions", scheme+" "+gatewayKey, `{"model":"answer","messages":[{"role":"user","content":"hi"}]}`); r.status != 200 {
+			t.Errorf("chat with %q and the gateway key: %d, want 200: %.200s", scheme, r.status, r.body)
+		}
+		if r := do("POST", "/admin/pause", scheme+" "+adminToken, `{"route":"groq/llama-3.3-70b-versatile","for":"1m"}`); r.status != 200 {
+			t.Errorf("POST /admin/pause with %q and the admin token: %d, want 200: %.200s", scheme, r.status, r.body)
+		}
+		if r := do("POST", "/admin/resume", scheme+" "+adminToken, `{"route":"groq/llama-3.3-70b-versatile"}`); r.status != 200 {
+			t.Errorf("POST /admin/resume with %q and the admin token: %d, want 200: %.200s", scheme, r.status, r.body)
+		}
+	}
+	if r := do("POST", "/admin/pause", "bearer "+gatewayKey, `{"route":"groq/llama-3.3-70b-versatile"}`); r.status != 401 {
+		t.Errorf("POST /admin/pause with a gateway key: %d, want 401 (only the admin token acts)", r.status)
+	}
+}
+
+// TestMetricsHaveRuntimeCollectors: /metrics carries the Go runtime's and
+// the process's own figures, as every Go exporter does (issue 32: neither
+// go_goroutines nor process_resident_memory_bytes was there).
+func TestMetricsHaveRuntimeCollectors(t *testing.T) {
+	checkLeaks(t)
+	h := harnessOf(t, startStackWith(t, closedConfig("")))
+	r := h.getAuth("/metrics", adminToken)
+	for _, name := range []string{"go_goroutines ", "go_memstats_heap_alloc_bytes ", "process_resident_memory_bytes ", "process_open_fds "} {
+		if !strings.Contains(string(r.body), "\n"+name) {
+			t.Errorf("/metrics has no %s", strings.TrimSpace(name))
+		}
+	}
+}

@@ -219,10 +219,24 @@ func (l *live) reload(trigger string) {
 	}
 	l.swap(g)
 	enabled := 0
+	var fixes []string
 	for _, r := range plan.Readiness() {
 		enabled += r.Enabled
+		fixes = append(fixes, r.Fixes...)
 	}
-	l.logger.Info(fmt.Sprintf("config reloaded: %d chains, %d routes enabled", len(plan.ChainOrder), enabled), "trigger", trigger)
+	msg := fmt.Sprintf("config reloaded: %d chains, %d routes enabled", len(plan.ChainOrder), enabled)
+	if enabled == 0 {
+		// Served all the same (the file loaded), but every request now
+		// gets a fallback or a 503 and /readyz says so: an operator
+		// reading INFO lines would miss it (issue 32).
+		fix := strings.Join(slices.Compact(fixes), "; ")
+		if fix == "" {
+			fix = "give each chain a route"
+		}
+		l.logger.Error(msg+": no route can answer, every request gets its chain's fallback and /readyz answers 503", "trigger", trigger, "fix", fix)
+		return
+	}
+	l.logger.Info(msg, "trigger", trigger)
 }
 
 // load reads and checks the config as serve did at start, and keeps what
