@@ -165,6 +165,9 @@ type Server struct {
 	WriteTimeout time.Duration
 	// MaxConnections caps the client connections served at once. Default 256.
 	MaxConnections int
+	// MaxConnectionsPerAddress caps those of one client address (IPv6 by
+	// /64), a trusted proxy's excepted. Default 32.
+	MaxConnectionsPerAddress int
 	// MaxMessages caps the messages of one request. Default 2048.
 	MaxMessages int
 	// MaxContentBytes caps the text of one request's messages, all

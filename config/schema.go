@@ -119,6 +119,11 @@ type ServerConfig struct {
 	// once, idle keep-alive ones included; a connection over it is answered
 	// 503 (GET /healthz is still answered). Default 256.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerAddress caps the connections one client address
+	// (IPv6 by /64) holds at once, so that one client cannot take them
+	// all; a trusted proxy's (client_address.trusted_proxies) are not
+	// capped. Default 32; max_connections turns it off.
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 	// MaxMessages caps the messages of one request. Default 2048, OpenAI's
 	// own cap.
 	MaxMessages int `yaml:"max_messages"`

@@ -285,11 +285,13 @@ func keepFixed(cur, next *config.Plan) []string {
 	keep("call_log", cur.CallLog != next.CallLog)
 	c, n := cur.Server, next.Server
 	keep("server.max_connections", c.MaxConnections != n.MaxConnections)
+	keep("server.max_connections_per_address", c.MaxConnectionsPerAddress != n.MaxConnectionsPerAddress)
 	keep("server.read_header_timeout", c.ReadHeaderTimeout != n.ReadHeaderTimeout)
 	keep("server.read_timeout", c.ReadTimeout != n.ReadTimeout)
 	keep("server.idle_timeout", c.IdleTimeout != n.IdleTimeout)
 	next.Listen, next.DataDir, next.Redis, next.CallLog = cur.Listen, cur.DataDir, cur.Redis, cur.CallLog
 	next.Server.MaxConnections, next.Server.ReadHeaderTimeout = c.MaxConnections, c.ReadHeaderTimeout
+	next.Server.MaxConnectionsPerAddress = c.MaxConnectionsPerAddress
 	next.Server.ReadTimeout, next.Server.IdleTimeout = c.ReadTimeout, c.IdleTimeout
 	return kept
 }
