@@ -112,9 +112,13 @@ type Plan struct {
 	// is empty.
 	VisitorIDs VisitorIDs
 	// StatusPrivate puts /status, /status.json and /metrics behind a bearer
-	// token: a gateway key or the admin token. Default: true when there are
-	// gateway keys.
-	StatusPrivate bool
+	// token (StatusTokens); StatusAdminOnly, the admin token alone.
+	// StatusWhy says why, for check. The rule is status.go's; ListenOn
+	// works it out again for another address.
+	StatusPrivate   bool
+	StatusAdminOnly bool
+	StatusWhy       string
+	statusSetting   string // the file's status: "", public or private
 	// Redis is the address (redis://...) of a shared state store; "" keeps
 	// state local.
 	Redis string

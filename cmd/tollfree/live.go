@@ -262,7 +262,7 @@ func (l *live) load() (*config.Plan, error) {
 		}
 	}
 	if l.listen != "" {
-		plan.Listen = l.listen
+		plan.ListenOn(l.listen)
 	}
 	if kept := keepFixed(l.plan(), plan); len(kept) > 0 {
 		l.logger.Warn("config reload: these settings take a restart; still using the previous ones: " + strings.Join(kept, ", "))

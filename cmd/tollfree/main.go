@@ -250,7 +250,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *listen != "" {
-		plan.Listen = *listen
+		plan.ListenOn(*listen)
 	}
 	st, closeStore, health, err := openStore(ctx, plan, logger)
 	if err != nil {
