@@ -465,6 +465,12 @@ func (l *loader) validateServerLimits() {
 	if sv.MaxConnections < 0 {
 		l.probs.addf("server.max_connections", "must be more than 0")
 	}
+	switch {
+	case sv.MaxConnectionsPerAddress < 0:
+		l.probs.addf("server.max_connections_per_address", "must be more than 0")
+	case sv.MaxConnections > 0 && sv.MaxConnectionsPerAddress > sv.MaxConnections:
+		l.probs.addf("server.max_connections_per_address", "%d is more than max_connections (%d); write %d to let one address take them all", sv.MaxConnectionsPerAddress, sv.MaxConnections, sv.MaxConnections)
+	}
 	if sv.MaxMessages < 0 {
 		l.probs.addf("server.max_messages", "must be more than 0")
 	}

@@ -129,7 +129,7 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, ch *conf
 			}
 			msg := brokenMessage(err, ch)
 			if ShuttingDown(r.Context()) {
-				msg = shutdownMessage
+				msg = shutdownStreamMessage
 			}
 			tail, rtail := think.Flush()
 			b := ev.Chunk((*buf)[:0], llm.Chunk{Content: tail, Reasoning: rtail})

@@ -68,7 +68,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 		}
 		if err != nil {
 			if ShuttingDown(r.Context()) {
-				sw.broken(&think, shutdownMessage)
+				sw.broken(&think, shutdownStreamMessage)
 			}
 			if r.Context().Err() != nil {
 				return // the caller went away; nobody is listening
