@@ -186,12 +186,9 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 	}
 	g.maxFlow(src, sink)
 
-	days := 1
-	if len(tr) > 0 {
-		days = int(tr[len(tr)-1].At/(24*time.Hour)) + 1
-	}
-	r := &Result{Policy: PolicyOptimum, ByModelHour: make([]int, 24*days), FallbackHour: make([]int, 24*days),
-		ByRoute: map[string]int{}, CappedHour: make([]int, 24*days)}
+	bins := binsFor(tr)
+	r := bins.result()
+	r.Policy = PolicyOptimum
 	answered := make([]bool, len(tr))
 	for i, h := range hops {
 		if g.flow(hopEdge[i]) == 0 {
@@ -200,17 +197,17 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 		answered[h.q] = true
 		r.ByRoute[h.route]++
 		if t := tierOf[h.route]; dayLimited(t.model) || dayLimited(t.account) {
-			r.CappedHour[min(int(tr[h.q].At/time.Hour), len(r.CappedHour)-1)]++
+			r.CappedBin[bins.index(tr[h.q].At)]++
 		}
 	}
 	for q, a := range tr {
-		hr := min(int(a.At/time.Hour), len(r.ByModelHour)-1)
+		hr := bins.index(a.At)
 		if answered[q] {
 			r.ByModel++
-			r.ByModelHour[hr]++
+			r.ByModelBin[hr]++
 		} else {
 			r.ByFallback++
-			r.FallbackHour[hr]++
+			r.FallbackBin[hr]++
 		}
 	}
 	return r

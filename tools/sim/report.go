@@ -97,6 +97,10 @@ const optColour = "#ff7f0e"
 func (r *Report) WriteSVG(w io.Writer) error {
 	const W, left, right, head, panelH, gap, foot = 900, 60, 20, 40, 150, 44, 30
 	opt := r.Result(PolicyOptimum)
+	bin, from := r.Bin, r.From
+	if bin <= 0 {
+		bin = time.Hour
+	}
 	var played []*Result
 	for _, x := range r.Results {
 		if x.Policy != PolicyOptimum {
@@ -104,10 +108,13 @@ func (r *Report) WriteSVG(w io.Writer) error {
 		}
 	}
 	hours, peak := 24, 1
+	if r.Bin > 0 && r.Bin < time.Hour {
+		hours = 1
+	}
 	for _, x := range r.Results {
-		hours = max(hours, len(x.ByModelHour))
-		for i := range x.ByModelHour {
-			peak = max(peak, x.ByModelHour[i], x.FallbackHour[i])
+		hours = max(hours, len(x.ByModelBin))
+		for i := range x.ByModelBin {
+			peak = max(peak, x.ByModelBin[i], x.FallbackBin[i])
 		}
 	}
 	peak = niceCeil(peak)
@@ -116,7 +123,11 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
-	title := "Questions answered per hour by a model (solid) and by the fallback (dashed)"
+	per := "hour"
+	if bin == time.Minute {
+		per = "minute"
+	}
+	title := "Questions answered per " + per + " by a model (solid) and by the fallback (dashed)"
 	if opt != nil {
 		title += ", the optimum's (thin orange)"
 	}
@@ -129,17 +140,19 @@ func (r *Report) WriteSVG(w io.Writer) error {
 		} else if c := r.Result(PolicyCapacity); c != nil && c.ByModel > 0 {
 			share = fmt.Sprintf(" (%.1f%% of capacity)", 100*float64(x.ByModel)/float64(c.ByModel))
 		}
-		writePanel(&b, x, opt, share, colours[i%len(colours)], panel{left: left, top: top, w: W - left - right, h: panelH, hours: hours, peak: peak})
+		writePanel(&b, x, opt, share, colours[i%len(colours)], panel{left: left, top: top, w: W - left - right, h: panelH, hours: hours, peak: peak, bin: bin, from: from})
 	}
-	writePacing(&b, played, opt, panel{left: left, top: head + gap + len(played)*(panelH+gap), w: W - left - right, h: panelH, hours: hours})
+	writePacing(&b, played, opt, panel{left: left, top: head + gap + len(played)*(panelH+gap), w: W - left - right, h: panelH, hours: hours, bin: bin, from: from})
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// panel is where one policy's plot area is.
+// panel is where one policy's plot area is: hours is its number of bins
+// of time, each bin long from from.
 type panel struct {
 	left, top, w, h, hours, peak int
+	bin, from                    time.Duration
 }
 
 func (p panel) x(h float64) float64 { return float64(p.left) + float64(p.w)*h/float64(p.hours) }
@@ -158,8 +171,12 @@ func (p panel) frame(b *strings.Builder, legend string) {
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/><text x="%d" y="%.1f" text-anchor="end">%.0f</text>`+"\n", p.left, y, p.left+p.w, y, p.left-6, y+4, v)
 	}
 	step := max(1, p.hours/24) * 3
+	if p.bin < time.Hour {
+		step = max(1, p.hours/12)
+	}
 	for h := 0; h <= p.hours; h += step {
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%02d:00</text>`+"\n", p.x(float64(h)), p.top+p.h+14, h%24)
+		at := p.from + time.Duration(h)*p.bin
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%02d:%02d</text>`+"\n", p.x(float64(h)), p.top+p.h+14, int(at/time.Hour)%24, int(at/time.Minute)%60)
 	}
 }
 
@@ -185,10 +202,10 @@ func writePanel(b *strings.Builder, x, opt *Result, share, colour string, p pane
 	p.frame(b, fmt.Sprintf(`<tspan fill="%s" font-weight="bold">%s</tspan>: %d answered by a model%s, %d by the fallback, %d 429s caused`,
 		colour, x.Policy, x.ByModel, share, x.ByFallback, x.RateLimited))
 	if opt != nil {
-		p.line(b, opt.ByModelHour, optColour, "1", ` class="optimum"`, true)
+		p.line(b, opt.ByModelBin, optColour, "1", ` class="optimum"`, true)
 	}
-	p.line(b, x.ByModelHour, colour, "2", "", true)
-	p.line(b, x.FallbackHour, colour, "2", ` stroke-dasharray="4 3"`, true)
+	p.line(b, x.ByModelBin, colour, "2", "", true)
+	p.line(b, x.FallbackBin, colour, "2", ` stroke-dasharray="4 3"`, true)
 	b.WriteString("</g>\n")
 }
 
@@ -197,11 +214,12 @@ func writePanel(b *strings.Builder, x, opt *Result, share, colour string, p pane
 // began, hour by hour, and the even pace line of the optimum's day-capped
 // answers (its total of each day spread evenly over the day).
 func writePacing(b *strings.Builder, played []*Result, opt *Result, p panel) {
+	dayStart := func(h int) bool { return (p.from+time.Duration(h)*p.bin)%(24*time.Hour) == 0 }
 	cum := func(v []int) []int {
 		out := make([]int, len(v))
 		sum := 0
 		for h, n := range v {
-			if h%24 == 0 {
+			if dayStart(h) {
 				sum = 0
 			}
 			sum += n
@@ -215,30 +233,37 @@ func writePacing(b *strings.Builder, played []*Result, opt *Result, p panel) {
 		all = append(all, opt)
 	}
 	for _, x := range all {
-		for _, n := range cum(x.CappedHour) {
+		for _, n := range cum(x.CappedBin) {
 			peak = max(peak, n)
 		}
 	}
 	p.peak = niceCeil(peak)
 	b.WriteString(`<g class="pacing">` + "\n")
-	legend := "Answers by the day-capped routes since the day began"
+	legend := "Answers by the day-capped routes since the day began (colours as above)"
 	if opt != nil {
-		legend += `: <tspan fill="` + optColour + `">optimum</tspan> (thin) and its even pace (dotted)`
+		legend += `, the <tspan fill="` + optColour + `">optimum's</tspan> (thin) and its even pace (dotted)`
 	}
 	p.frame(b, legend)
 	if opt != nil {
-		c := cum(opt.CappedHour)
+		// The even pace: each day's total spread over the bins of that
+		// day.
+		c := cum(opt.CappedBin)
 		pace := make([]int, len(c))
-		for h := range c {
-			day := h / 24
-			total := c[min(day*24+23, len(c)-1)]
-			pace[h] = total * (h%24 + 1) / 24
+		for h := 0; h < len(c); {
+			end := h + 1
+			for end < len(c) && !dayStart(end) {
+				end++
+			}
+			for i := h; i < end; i++ {
+				pace[i] = c[end-1] * (i - h + 1) / (end - h)
+			}
+			h = end
 		}
 		p.line(b, pace, "#000", "1", ` class="pace" stroke-dasharray="1 3"`, false)
 		p.line(b, c, optColour, "1", ` class="optimum"`, false)
 	}
 	for i, x := range played {
-		p.line(b, cum(x.CappedHour), colours[i%len(colours)], "2", "", false)
+		p.line(b, cum(x.CappedBin), colours[i%len(colours)], "2", "", false)
 	}
 	b.WriteString("</g>\n")
 }

@@ -84,7 +84,11 @@ type Report struct {
 	Days      int
 	Incidents []Incident
 	// Scale is Options.Scale.
-	Scale   map[string]float64
+	Scale map[string]float64
+	// Bin is the width of the bins of time the results count answers in,
+	// from From (offsets from Start): an hour from the start, or a minute
+	// from the first arrival's for a trace shorter than two hours.
+	Bin, From time.Duration
 	Results []*Result
 }
 
@@ -117,12 +121,13 @@ type Result struct {
 	LoserCalls, LoserTokens int
 	// P50, P95, P99 are answer times (virtual), fallback answers included.
 	P50, P95, P99 time.Duration
-	// ByModelHour and FallbackHour count answers per hour of the trace.
-	ByModelHour, FallbackHour []int
+	// ByModelBin and FallbackBin count answers by the arrival's bin of
+	// time (Report.Bin).
+	ByModelBin, FallbackBin []int
 	// ByRoute counts answers per route.
 	ByRoute map[string]int
-	// CappedHour counts answers per hour by the routes with a daily cap.
-	CappedHour []int
+	// CappedBin counts answers by the routes with a daily cap, per bin.
+	CappedBin []int
 	// Stalls counts the times the driver moved the clock without having
 	// seen every goroutine settle (0 in a sound run).
 	Stalls int64
@@ -157,7 +162,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Policies = []string{PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity, PolicyOptimum}
 	}
 	days := int(o.Trace[len(o.Trace)-1].At/(24*time.Hour)) + 1
-	rep := &Report{Start: o.Start, Chain: o.Chain, Requests: len(o.Trace), Days: days, Incidents: o.Incidents, Scale: o.Scale}
+	bins := binsFor(o.Trace)
+	rep := &Report{Start: o.Start, Chain: o.Chain, Requests: len(o.Trace), Days: days, Incidents: o.Incidents, Scale: o.Scale, Bin: bins.width, From: bins.from}
 	progress := o.Progress
 	if progress == nil {
 		progress = func(string, int, int) {}
@@ -324,7 +330,7 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, ps, days)
+	r := summarize(outs, ps, binsFor(o.Trace))
 	r.Stalls = d.stalls.Load()
 	for _, a := range rec.a {
 		switch {
@@ -428,32 +434,62 @@ func runNaive(ctx context.Context, o Options, ps []emulator.Preset, days int, or
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, ps, days)
+	r := summarize(outs, ps, binsFor(o.Trace))
 	r.Stalls = d.stalls.Load()
 	r.FailedCalls = failed
 	emuCounts(r, emu)
 	return r, nil
 }
 
+// bins are the bins of time a result counts answers in (Report.Bin).
+type bins struct {
+	from, width time.Duration
+	n           int
+}
+
+// binsFor returns the bins for a trace: hours of whole days from the
+// start, or, for a trace shorter than two hours, its minutes.
+func binsFor(tr []Arrival) bins {
+	if len(tr) == 0 {
+		return bins{width: time.Hour, n: 24}
+	}
+	first, last := tr[0].At, tr[len(tr)-1].At
+	if last-first < 2*time.Hour {
+		from := first.Truncate(time.Minute)
+		return bins{from: from, width: time.Minute, n: int((last-from)/time.Minute) + 2}
+	}
+	return bins{width: time.Hour, n: 24 * (int(last/(24*time.Hour)) + 1)}
+}
+
+// index is the bin of an arrival at offset at.
+func (b bins) index(at time.Duration) int {
+	return min(max(int((at-b.from)/b.width), 0), b.n-1)
+}
+
+// result is an empty result with its bins.
+func (b bins) result() *Result {
+	return &Result{ByModelBin: make([]int, b.n), FallbackBin: make([]int, b.n), CappedBin: make([]int, b.n), ByRoute: map[string]int{}}
+}
+
 // summarize counts the outcomes.
-func summarize(outs []outcome, ps []emulator.Preset, days int) *Result {
-	r := &Result{ByModelHour: make([]int, 24*days), FallbackHour: make([]int, 24*days), ByRoute: map[string]int{}, CappedHour: make([]int, 24*days)}
+func summarize(outs []outcome, ps []emulator.Preset, bins bins) *Result {
+	r := bins.result()
 	var took []time.Duration
 	for _, o := range outs {
 		if !o.arrival {
 			continue
 		}
-		h := min(int(o.at/time.Hour), len(r.ByModelHour)-1)
+		h := bins.index(o.at)
 		if o.byModel {
 			r.ByModel++
-			r.ByModelHour[h]++
+			r.ByModelBin[h]++
 			r.ByRoute[o.route]++
 			if dayCapped(ps, o.route) {
-				r.CappedHour[h]++
+				r.CappedBin[h]++
 			}
 		} else {
 			r.ByFallback++
-			r.FallbackHour[h]++
+			r.FallbackBin[h]++
 		}
 		took = append(took, o.took)
 	}

@@ -156,9 +156,9 @@ func TestSVGPanels(t *testing.T) {
 	rep := &Report{Requests: 10}
 	for _, p := range []string{PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity} {
 		rep.Results = append(rep.Results, &Result{Policy: p, ByModel: 9, ByFallback: 1, RateLimited: 3,
-			ByModelHour: make([]int, 24), FallbackHour: make([]int, 24)})
+			ByModelBin: make([]int, 24), FallbackBin: make([]int, 24)})
 	}
-	rep.Results[0].ByModelHour[5] = 9
+	rep.Results[0].ByModelBin[5] = 9
 	var b bytes.Buffer
 	if err := rep.WriteSVG(&b); err != nil {
 		t.Fatal(err)
