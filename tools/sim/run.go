@@ -89,7 +89,7 @@ type Report struct {
 	// from From (offsets from Start): an hour from the start, or a minute
 	// from the first arrival's for a trace shorter than two hours.
 	Bin, From time.Duration
-	Results []*Result
+	Results   []*Result
 }
 
 // Result returns the named policy's result, nil if it did not run.
