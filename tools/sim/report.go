@@ -89,11 +89,8 @@ const optColour = "#ff7f0e"
 // schedule behind the bound). Each panel's legend (the policy, its
 // totals, its share of the optimum and its 429s) stands above its plot
 // area, clear of the lines; separate panels keep policies whose lines
-// would coincide on one plot apart. A last panel draws the pacing: the
-// answers the day-capped routes have given since the day began, per
-// policy and for the optimum, against the even pace (their day caps'
-// answers spread evenly over the day, as the optimum spends them in
-// total). It is a self-contained SVG.
+// would coincide on one plot apart. A last panel draws the pacing
+// (writePacing). It is a self-contained SVG.
 func (r *Report) WriteSVG(w io.Writer) error {
 	const W, left, right, head, panelH, gap, foot = 900, 60, 20, 40, 150, 44, 30
 	opt := r.Result(PolicyOptimum)
@@ -142,7 +139,7 @@ func (r *Report) WriteSVG(w io.Writer) error {
 		}
 		writePanel(&b, x, opt, share, colours[i%len(colours)], panel{left: left, top: top, w: W - left - right, h: panelH, hours: hours, peak: peak, bin: bin, from: from})
 	}
-	writePacing(&b, played, opt, panel{left: left, top: head + gap + len(played)*(panelH+gap), w: W - left - right, h: panelH, hours: hours, bin: bin, from: from})
+	writePacing(&b, played, panel{left: left, top: head + gap + len(played)*(panelH+gap), w: W - left - right, h: panelH, hours: hours, bin: bin, from: from})
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -209,11 +206,14 @@ func writePanel(b *strings.Builder, x, opt *Result, share, colour string, p pane
 	b.WriteString("</g>\n")
 }
 
-// writePacing draws the pacing panel: for each played policy and the
-// optimum, the answers its day-capped routes have given since the day
-// began, hour by hour, and the even pace line of the optimum's day-capped
-// answers (its total of each day spread evenly over the day).
-func writePacing(b *strings.Builder, played []*Result, opt *Result, p panel) {
+// writePacing draws the pacing panel: for each played policy, the
+// answers its day-capped routes have given since the day began, bin by
+// bin; the even pace (dotted: each day, the most any policy got from the
+// day caps, spread evenly over the day); and, for a policy that paced
+// (Result.PaceBin), its own pace line (dashed, its colour). The optimum
+// is left out: its schedule is one of many that answer as many, and when
+// it spends the day caps is arbitrary.
+func writePacing(b *strings.Builder, played []*Result, p panel) {
 	dayStart := func(h int) bool { return (p.from+time.Duration(h)*p.bin)%(24*time.Hour) == 0 }
 	cum := func(v []int) []int {
 		out := make([]int, len(v))
@@ -228,42 +228,51 @@ func writePacing(b *strings.Builder, played []*Result, opt *Result, p panel) {
 		return out
 	}
 	peak := 1
-	all := append([]*Result(nil), played...)
-	if opt != nil {
-		all = append(all, opt)
-	}
-	for _, x := range all {
-		for _, n := range cum(x.CappedBin) {
+	var most []int
+	for _, x := range played {
+		c := cum(x.CappedBin)
+		if most == nil {
+			most = make([]int, len(c))
+		}
+		for h, n := range c {
 			peak = max(peak, n)
+			most[h] = max(most[h], n)
+		}
+		for _, v := range x.PaceBin {
+			peak = max(peak, int(v))
 		}
 	}
 	p.peak = niceCeil(peak)
 	b.WriteString(`<g class="pacing">` + "\n")
-	legend := "Answers by the day-capped routes since the day began (colours as above)"
-	if opt != nil {
-		legend += `, the <tspan fill="` + optColour + `">optimum's</tspan> (thin) and its even pace (dotted)`
+	legend := "Answers by the day-capped routes since the day began (colours as above), the even pace (dotted)"
+	for _, x := range played {
+		if x.PaceBin != nil {
+			legend += ", " + x.Policy + "'s pace line (dashed)"
+		}
 	}
 	p.frame(b, legend)
-	if opt != nil {
-		// The even pace: each day's total spread over the bins of that
-		// day.
-		c := cum(opt.CappedBin)
-		pace := make([]int, len(c))
-		for h := 0; h < len(c); {
-			end := h + 1
-			for end < len(c) && !dayStart(end) {
-				end++
-			}
-			for i := h; i < end; i++ {
-				pace[i] = c[end-1] * (i - h + 1) / (end - h)
-			}
-			h = end
+	// The even pace: each day's most spread over the bins of that day.
+	pace := make([]int, len(most))
+	for h := 0; h < len(most); {
+		end := h + 1
+		for end < len(most) && !dayStart(end) {
+			end++
 		}
-		p.line(b, pace, "#000", "1", ` class="pace" stroke-dasharray="1 3"`, false)
-		p.line(b, c, optColour, "1", ` class="optimum"`, false)
+		for i := h; i < end; i++ {
+			pace[i] = most[end-1] * (i - h + 1) / (end - h)
+		}
+		h = end
 	}
+	p.line(b, pace, "#000", "1", ` class="pace" stroke-dasharray="1 3"`, false)
 	for i, x := range played {
 		p.line(b, cum(x.CappedBin), colours[i%len(colours)], "2", "", false)
+		if x.PaceBin != nil {
+			line := make([]int, len(x.PaceBin))
+			for h, v := range x.PaceBin {
+				line[h] = int(v + 0.5)
+			}
+			p.line(b, line, colours[i%len(colours)], "1.5", ` class="pace-line" stroke-dasharray="6 3"`, false)
+		}
 	}
 	b.WriteString("</g>\n")
 }

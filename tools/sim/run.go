@@ -126,6 +126,11 @@ type Result struct {
 	ByModelBin, FallbackBin []int
 	// ByRoute counts answers per route.
 	ByRoute map[string]int
+	// PaceBin is, for a policy that paces its day caps, the answers its
+	// pace line allowed the day-capped routes by the end of each bin
+	// since the day began (the pacer's forecast, summed over the routes
+	// it paced); nil otherwise.
+	PaceBin []float64
 	// CappedBin counts answers by the routes with a daily cap, per bin.
 	CappedBin []int
 	// Stalls counts the times the driver moved the clock without having
