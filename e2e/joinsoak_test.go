@@ -141,16 +141,17 @@ func soakReply(turns []emulator.Turn) string {
 	return "not a soak question"
 }
 
-// soakMix is each route's behaviour: two answers in five whole, in pieces
-// of 1 to 9 bytes; the others cut after a random number of pieces, so
-// that a break falls mid-word, mid-indentation and mid-repetition.
+// soakMix is each route's behaviour: three answers in five whole, in
+// pieces of 1 to 9 bytes; the other two (40 %) cut after a random number
+// of pieces, so that a break falls mid-word, mid-indentation and
+// mid-repetition.
 func soakMix(seed uint64) []emulator.Weighted {
 	r := rand.New(rand.NewPCG(seed, 7))
 	var steps []emulator.Weighted
 	for range 20 {
 		cb := 1 + r.IntN(9)
-		steps = append(steps, emulator.Weighted{Weight: 2, Step: emulator.Step{Kind: emulator.Answer, ChunkBytes: cb}})
-		steps = append(steps, emulator.Weighted{Weight: 3, Step: emulator.Step{Kind: emulator.StreamCut, ChunkBytes: cb, After: 1 + r.IntN(400/cb)}})
+		steps = append(steps, emulator.Weighted{Weight: 3, Step: emulator.Step{Kind: emulator.Answer, ChunkBytes: cb}})
+		steps = append(steps, emulator.Weighted{Weight: 2, Step: emulator.Step{Kind: emulator.StreamCut, ChunkBytes: cb, After: 1 + r.IntN(400/cb)}})
 	}
 	return steps
 }
