@@ -50,8 +50,10 @@ const (
 // (cutBack). It is used by one goroutine.
 type joiner struct {
 	sent  string
+	shown int   // how much of sent the route was shown
 	hold  int   // joinHold, smaller in tests
 	reads []int // the readings that still fit: where in sent the continuation starts
+	read  bool  // reads is made (at the first piece)
 	n     int   // bytes of the continuation judged
 	base  int   // held is the continuation from byte base to n
 	held  []byte
@@ -59,17 +61,22 @@ type joiner struct {
 }
 
 func newJoiner(sent string, tail int) *joiner {
-	j := &joiner{sent: sent, hold: joinHold}
+	j := &joiner{sent: sent, shown: len(sent) - tail, hold: joinHold}
 	if sent == "" {
 		j.state = joinPassing
-		return j
 	}
-	for q := 0; q <= len(sent)-tail; q++ {
-		if q == len(sent) || utf8.RuneStart(sent[q]) {
+	return j
+}
+
+// readings makes the readings that the first piece of the continuation
+// fits: only those, so that a long answer costs no list of every place.
+func (j *joiner) readings(piece string) {
+	j.read = true
+	for q := 0; q <= j.shown; q++ {
+		if (q == len(j.sent) || utf8.RuneStart(j.sent[q])) && fits(j.sent[q:], 0, piece) {
 			j.reads = append(j.reads, q)
 		}
 	}
-	return j
 }
 
 // feed takes the next piece of the continuation and returns what may be
@@ -83,9 +90,16 @@ func (j *joiner) feed(piece string) (out string, ok bool) {
 	case joinDiverged:
 		return "", false
 	}
+	if piece == "" {
+		return "", true
+	}
 	start := j.n
 	j.n += len(piece)
 	j.held = append(j.held, piece...)
+	if !j.read {
+		j.readings(piece)
+		return j.decide(false)
+	}
 	keep := j.reads[:0]
 	for _, q := range j.reads {
 		if fits(j.sent[q:], start, piece) {
@@ -116,6 +130,9 @@ func (j *joiner) end() (out string, ok bool) {
 		return "", true
 	case joinDiverged:
 		return "", false
+	}
+	if !j.read {
+		j.readings("") // it wrote nothing: every reading, judged at its end
 	}
 	return j.decide(true)
 }
