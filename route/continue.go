@@ -58,7 +58,8 @@ func (s methodSet) has(m method) bool { return s&(1<<m) != 0 }
 
 // continueInstruction follows the answer so far in an instruct
 // continuation. It goes upstream only: the caller never sees it, and what
-// the route writes again is trimmed (joiner).
+// the route writes again of the sent text is trimmed where that is proven
+// (joiner).
 const continueInstruction = "Your reply above was cut off before it was finished. " +
 	"Continue it from exactly where it stops, as if it had never been interrupted: " +
 	"do not repeat any of it, do not start over, and write nothing before the continuation " +

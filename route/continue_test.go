@@ -39,7 +39,7 @@ chains:
 // longAnswer is an answer of more than 40 words, streamed a word a chunk.
 const longAnswer = "Tollfree is one OpenAI-compatible endpoint that keeps an AI feature answering on the free tiers of many providers. " +
 	"It walks a chain of routes, skips the ones resting or out of budget, hedges a slow one, and when a stream breaks " +
-	"halfway it asks the next route to continue the answer, trimming any overlap so that the caller sees one coherent reply from start to end."
+	"halfway it asks the next route to continue the answer, joining it only where the join is proven so that the caller sees one coherent reply from start to end."
 
 // contRoutes are the routes of contChains.
 var contRoutes = []string{"groq/llama-3.3-70b-versatile", "groq/llama-3.1-8b-instant", "cerebras/gpt-oss-120b"}

@@ -34,8 +34,10 @@
 // continuation where its provider honours one, else by instruct (the
 // answer handed back with a request to continue it); a route that refuses
 // a prefix is learned as such (rest.NoPrefix) and asked by instruct; what
-// the continuation sends is joined to what was sent, its repeated or
-// restarted text trimmed, or it is abandoned for the next method or route.
+// the continuation sends is joined to what was sent only where the join is
+// proven byte for byte (join.go: the route writes the last word again, and
+// a repeat or restart is trimmed only when it reads one way), or it is
+// abandoned for the next method or route.
 // Only when no route can continue does the stream end with an error.
 //
 // The code follows one request's way: pick.go decides whether a route may
