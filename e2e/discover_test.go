@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/status"
 )
 
@@ -90,5 +91,30 @@ func TestModelGoneFromTheList(t *testing.T) {
 	answeredBy(gone)
 	if s := routeOf(t, h.snapshot(), gone); s.State != status.Ready {
 		t.Errorf("%s listed again: state %s, want ready", gone, s.State)
+	}
+}
+
+// TestLimitsTheProviderSays (issue 35): when a provider's rate-limit
+// headers report a daily limit unlike its preset's, /status.json and the
+// status page say so, with the preset's figure and the day the provider
+// first said it; the provider's figure is the one in force.
+func TestLimitsTheProviderSays(t *testing.T) {
+	h := newHarness(t, "chains:\n  answer: {routes: [groq/openai/gpt-oss-120b]}\n")
+	// The preset says 1000 requests a day; the emulated account, 500.
+	h.emu.AddModel("groq", emulator.Model{ID: "openai/gpt-oss-120b", Limits: emulator.Limits{RPD: 500, TPM: 8000}})
+	if r := h.ask("answer"); r.status != http.StatusOK {
+		t.Fatalf("ask: %d %s", r.status, r.body)
+	}
+	h.waitIdle()
+	want := "groq/openai/gpt-oss-120b: preset rpd 1000, provider says 500 since " + t0.Format(time.DateOnly)
+	snap := h.snapshot()
+	if len(snap.LimitsSaid) != 1 || snap.LimitsSaid[0] != want {
+		t.Errorf("/status.json limits_said = %q, want [%q]", snap.LimitsSaid, want)
+	}
+	if w := routeOf(t, snap, "groq/openai/gpt-oss-120b").Budget.RPD; w.Limit != 500 || !w.Learned {
+		t.Errorf("the route's day: %+v, want the provider's 500, learned", w)
+	}
+	if page := h.get("/status"); !strings.Contains(string(page.body), html.EscapeString(want)) {
+		t.Errorf("the status page does not say %q", want)
 	}
 }

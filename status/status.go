@@ -133,6 +133,10 @@ type Snapshot struct {
 	// Problems lists what could not be read (the state store down): the
 	// snapshot is then partial.
 	Problems []string `json:"problems,omitempty"`
+	// LimitsSaid lists the limits the providers' rate-limit headers report
+	// unlike the configured (or preset) ones, with the day they first did:
+	// the learned value is in force; the catalog is out of date (issue 35).
+	LimitsSaid []string `json:"limits_said,omitempty"`
 }
 
 // Chain is one chain.
@@ -315,7 +319,7 @@ func restOf(st rest.Standing) *Rest {
 func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 	p := s.o.Plan
 	now := s.o.Clock.Now()
-	snap := &Snapshot{Now: now, Admin: p.AdminToken != ""}
+	snap := &Snapshot{Now: now, Admin: p.AdminToken != "", LimitsSaid: limitsSaid(s.o.Budget, p, now)}
 	rests, err := rest.Load(ctx, s.o.Store, now)
 	if err != nil {
 		if ctx.Err() != nil {

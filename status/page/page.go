@@ -117,6 +117,16 @@ func (v view) writeLive(w *writer) {
 		}
 		w.WriteString("</div>")
 	}
+	if len(v.LimitsSaid) > 0 {
+		// What the providers' headers say unlike the configuration (issue 35).
+		w.WriteString(`<div class="problems said"><div>Limits the providers report unlike the configuration (the provider's figure is in force):</div>`)
+		for _, l := range v.LimitsSaid {
+			w.WriteString("<div>")
+			w.text(l)
+			w.WriteString("</div>")
+		}
+		w.WriteString("</div>")
+	}
 	w.section("Chains", "grid")
 	for _, c := range v.ChainsByUrgency() {
 		w.chain(&c)
