@@ -343,3 +343,23 @@ func zero(s string) bool {
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && f == 0
 }
+
+// FreeUnused returns the ids of the models the finding lists as free
+// (OpenRouter: prompt and completion price 0) that no route of the plan at
+// provider names, sorted: offered to the operator, never added silently.
+func (f Finding) FreeUnused(p *config.Plan, provider string) []string {
+	used := map[string]bool{}
+	for _, r := range p.Routes {
+		if r.Provider != nil && r.Provider.Name == provider {
+			used[r.Model] = true
+		}
+	}
+	var out []string
+	for _, m := range f.Models {
+		if m.Free && !used[m.ID] {
+			out = append(out, m.ID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

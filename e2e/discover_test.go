@@ -118,3 +118,44 @@ func TestLimitsTheProviderSays(t *testing.T) {
 		t.Errorf("the status page does not say %q", want)
 	}
 }
+
+// TestFreeModelsOffered (issue 35): a free model a provider adds to its
+// list (OpenRouter: prompt and completion price 0) that no chain uses is
+// offered on /status.json and the status page, never added to a chain;
+// once it costs money, the next read drops it.
+func TestFreeModelsOffered(t *testing.T) {
+	h := harnessOf(t, startStackWith(t, stackOptions{
+		config:   "chains:\n  answer: {routes: [\"openrouter/openai/gpt-oss-120b:free\"]}\n",
+		discover: 24 * time.Hour,
+	}))
+	eventually(t, "the first read", nil, false, func() bool {
+		return !h.gw.ModelLists(context.Background())["openrouter"].Read.IsZero()
+	})
+	if got := h.snapshot().FreeUnused; len(got) != 0 {
+		t.Errorf("before any new model: free_unused = %v", got)
+	}
+	h.emu.AddModel("openrouter", emulator.Model{ID: "qwen/qwen3-coder:free", ContextLength: 262144})
+	h.clk.Advance(24 * time.Hour)
+	eventually(t, "the new free model offered", nil, false, func() bool {
+		return len(h.snapshot().FreeUnused["openrouter"]) > 0
+	})
+	snap := h.snapshot()
+	if got := snap.FreeUnused["openrouter"]; len(got) != 1 || got[0] != "qwen/qwen3-coder:free" {
+		t.Errorf("free_unused = %v, want openrouter: [qwen/qwen3-coder:free] (the chain's own model left out)", snap.FreeUnused)
+	}
+	if c := snap.Chains[0]; len(c.Routes) != 1 {
+		t.Errorf("the chain changed: %v", c.Routes)
+	}
+	if page := h.get("/status"); !strings.Contains(string(page.body), "openrouter: qwen/qwen3-coder:free") {
+		t.Error("the status page does not offer the new free model")
+	}
+	read := h.gw.ModelLists(context.Background())["openrouter"].Read
+	h.emu.SetPrice("openrouter", "qwen/qwen3-coder:free", emulator.Price{Prompt: 0.0000002, Completion: 0.0000008})
+	h.clk.Advance(24 * time.Hour)
+	eventually(t, "the list read again", nil, false, func() bool {
+		return h.gw.ModelLists(context.Background())["openrouter"].Read.After(read)
+	})
+	eventually(t, "the model turned paid dropped", nil, false, func() bool {
+		return len(h.snapshot().FreeUnused["openrouter"]) == 0
+	})
+}
