@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollfree/tollfree/discover"
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/internal/testenv"
 	"github.com/tollfree/tollfree/status"
 )
 
@@ -158,4 +161,45 @@ func TestFreeModelsOffered(t *testing.T) {
 	eventually(t, "the model turned paid dropped", nil, false, func() bool {
 		return len(h.snapshot().FreeUnused["openrouter"]) == 0
 	})
+}
+
+// TestGoneIsSharedThroughRedis (issue 35): a model list read by one
+// instance takes the gone route out for every instance sharing the Redis
+// store: another, which reads no list, skips it without a call and shows
+// it as gone; the route is back for both when a read lists it again.
+func TestGoneIsSharedThroughRedis(t *testing.T) {
+	url := testenv.RedisURL(t)
+	ns := testenv.Namespace(t, url)
+	clk := clock.NewFake(t0)
+	emu, emuURL := newCapd(t, clk)
+	plan := capdPlan(t, emuURL, 1000)
+	a := newInstance(t, "a", plan, clk, url, ns, 2*time.Second)
+	b := newInstance(t, "b", plan, clk, url, ns, 2*time.Second)
+	// a's reads of the lists, as its gateway runs them daily.
+	reads := discover.New(discover.Options{Plan: plan, Store: a.store, Clock: clk})
+	emu.Unlist("capd", "m1", true)
+	reads.Refresh(context.Background())
+	calls := emu.Calls("capd", "m1")
+	for _, in := range []*instance{a, b} {
+		if got := in.mustAsk(t, "capped"); got != "capd/m2" {
+			t.Errorf("%s: answered by %s, want capd/m2 with capd/m1 gone", in.name, got)
+		}
+	}
+	if n := emu.Calls("capd", "m1"); n != calls {
+		t.Errorf("capd/m1 gone from the list was called %d times", n-calls)
+	}
+	snap, err := status.New(status.Options{Plan: plan, Store: b.store, Clock: clk}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := routeOf(t, snap, "capd/m1"); r.State != status.Gone || r.Rest == nil || !strings.Contains(r.Rest.Reason, "since "+t0.Format(time.DateOnly)) {
+		t.Errorf("b's status: capd/m1 %s %+v, want gone since %s", r.State, r.Rest, t0.Format(time.DateOnly))
+	}
+	emu.Unlist("capd", "m1", false)
+	reads.Refresh(context.Background())
+	for _, in := range []*instance{a, b} {
+		if got := in.mustAsk(t, "capped"); got != "capd/m1" {
+			t.Errorf("%s: answered by %s, want capd/m1 back", in.name, got)
+		}
+	}
 }
