@@ -102,7 +102,9 @@ func (g *Gateway) prepare(sa *siteAssistant, c *Call) (rule string, ok bool, err
 	if last < 0 {
 		return "", false, errors.New("tollfree: an assistant needs a question: the request has no user message (" + assistant.ErrQuestion.Error() + ")")
 	}
-	q := orig.Messages[last].Content
+	// The question as the model will read it, and the cache key with it:
+	// nothing a reader cannot see (assistant.Clean).
+	q := assistant.Clean(orig.Messages[last].Content)
 	if err := assistant.Check(q); err != nil {
 		return "", false, err
 	}

@@ -3,7 +3,6 @@ package tollfree
 import (
 	"context"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/tollfree/tollfree/assistant/widget"
@@ -75,13 +74,15 @@ func (g *Gateway) recorders(o *Options) []route.Recorder {
 
 // handlers returns the operator's handlers to mount beside the API (status
 // page, admin API, metrics), by ServeMux pattern. It runs after the router
-// is built. With Plan.StatusPrivate (the default when gateway keys are
-// set), the status page, its JSON and the metrics need a gateway key or
-// the admin token (issue 10: they name every route, budget and failure).
+// is built. With Plan.StatusPrivate (config/status.go: with gateway keys,
+// a chain that hides its routes, or a gateway listening beyond loopback),
+// the status page, its JSON and the metrics need one of
+// Plan.StatusTokens (issue 10: they name every route, budget and failure;
+// issue 32: hide_route held everywhere else).
 func (g *Gateway) handlers(o *Options) map[string]http.Handler {
 	var allowed func(*http.Request) bool
 	if o.Plan.StatusPrivate {
-		allowed = httpapi.BearerCheck(append(slices.Clone(o.Plan.GatewayKeys), o.Plan.AdminToken)...)
+		allowed = httpapi.BearerCheck(o.Plan.StatusTokens()...)
 	}
 	sp := page.New(page.Options{Status: g.obs.status, Logger: o.Logger, Authorized: allowed})
 	adm := admin.New(admin.Options{Plan: o.Plan, Store: g.store, Prober: g.router, Token: o.Plan.AdminToken, Clock: o.Clock, Logger: o.Logger})

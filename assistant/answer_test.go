@@ -166,3 +166,24 @@ func FuzzSearchAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestClean: what a reader cannot see is gone, look-alike forms are the
+// letters they show, and what a reader sees (case, punctuation, emoji,
+// line breaks) is kept (issue 32).
+func TestClean(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"How do I export?", "How do I export?"},
+		{"ex\u200bport\u200c\u200d\u2060\ufeff", "export"},
+		{"\u202eevil\u202c \u2066x\u2069 \u200e\u200f", "evil x "},
+		{"hi\U000E0001\U000E0049\U000E0067\U000E007F", "hi"},
+		{"soft\u00adhyphen", "softhyphen"},
+		{"ｅｘｐｏｒｔ ﬁle ①", "export file 1"},
+		{"a\x00b\x1bc\td\ne", "abc\td\ne"},
+		{"private\ue000use", "privateuse"},
+		{"café 🙂", "café 🙂"},
+	} {
+		if got := Clean(tc.in); got != tc.want {
+			t.Errorf("Clean(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

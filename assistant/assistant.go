@@ -93,7 +93,7 @@ func History(msgs []llm.Message, n int) []llm.Message {
 	var kept []llm.Message
 	for _, m := range msgs {
 		if m.Role == "user" || m.Role == "assistant" {
-			kept = append(kept, llm.Message{Role: m.Role, Content: cut(m.Content, maxTurn)})
+			kept = append(kept, llm.Message{Role: m.Role, Content: cut(Clean(m.Content), maxTurn)})
 		}
 	}
 	users := 0

@@ -4,17 +4,52 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/tollfree/tollfree/llm"
 )
 
+// Clean is a visitor's text as the model is sent it: without the
+// characters that show nothing but still reach a model (issue 32: a
+// question with instructions in Unicode tag characters was cached under
+// the clean question's key and its planted answer served to everyone who
+// asked it): format characters (Unicode category Cf: zero-width spaces and
+// joiners, bidi controls, the word joiner, the byte order mark, soft
+// hyphens, and the tag characters U+E0001 and U+E0020-U+E007F), the rest
+// of the tag block (U+E0000-U+E007F), private-use characters and control
+// characters other than tab and line breaks; then in Unicode
+// normalization form NFKC, so that look-alike forms (full-width letters,
+// circled and mathematical alphanumerics, ligatures) are the letters they
+// show. Every user and assistant turn of an assistant's request goes
+// through it once, and the cache key (KeyRequest) is made from the same
+// text, so no visitor can hide text from the key.
+func Clean(s string) string {
+	return norm.NFKC.String(strings.Map(visible, norm.NFKC.String(strings.Map(visible, s))))
+}
+
+// visible returns r, or -1 (dropped) for a character Clean removes.
+func visible(r rune) rune {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return r
+	case r >= 0xE0000 && r <= 0xE007F,
+		unicode.Is(unicode.Cf, r), unicode.Is(unicode.Co, r), unicode.IsControl(r):
+		return -1
+	}
+	return r
+}
+
 // Normalize folds a question for the cache and the rules: lower case,
-// punctuation and symbols as spaces, runs of spaces as one, trimmed (seed
-// 000: "keyed by the question's normalised text").
+// punctuation, spaces and controls as spaces, runs of spaces as one,
+// trimmed (seed 000: "keyed by the question's normalised text"). Letters,
+// digits, marks and symbols are kept: any other difference is one a
+// reader of the two questions sees (their case, their punctuation), and
+// text a reader cannot see is gone before (Clean).
 func Normalize(s string) string {
 	var b strings.Builder
 	space := false
 	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || unicode.IsSymbol(r) {
 			if space && b.Len() > 0 {
 				b.WriteByte(' ')
 			}

@@ -191,7 +191,7 @@ func (r *Resolver) add(value string, id Identity) {
 // them. It reads only headers and the connection's address; a key is
 // found with one hash and one map lookup.
 func (r *Resolver) Identify(req *http.Request) (Identity, error) {
-	if tok, ok := bearer(req.Header.Get("Authorization")); ok {
+	if tok, ok := Bearer(req.Header.Get("Authorization")); ok {
 		d := sha256.Sum256([]byte(tok))
 		if e := r.keys[d]; e != nil && subtle.ConstantTimeCompare(d[:], e.digest[:]) == 1 {
 			return e.id, nil
@@ -243,9 +243,11 @@ func (r *Resolver) Of(c llm.Caller) (Identity, error) {
 	return id, nil
 }
 
-// bearer returns the token of an Authorization header "Bearer <token>"
-// (the scheme in any case, RFC 7235).
-func bearer(h string) (string, bool) {
+// Bearer returns the token of an Authorization header "Bearer <token>"
+// (the scheme in any case, RFC 7235). Every endpoint that takes a token
+// reads it here, so that "bearer" is the owner everywhere or nowhere
+// (issue 32: it was 401 on /admin/* and the status pages).
+func Bearer(h string) (string, bool) {
 	const scheme = "bearer "
 	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
 		return "", false

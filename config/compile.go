@@ -162,19 +162,20 @@ func (l *loader) compile() *Plan {
 		CallLog:   f.CallLog,
 		Redis:     f.Redis,
 		Server: Server{
-			MaxBodyBytes:      int64(f.Server.MaxBody),
-			ReadHeaderTimeout: time.Duration(f.Server.ReadHeaderTimeout),
-			ReadTimeout:       time.Duration(f.Server.ReadTimeout),
-			IdleTimeout:       time.Duration(f.Server.IdleTimeout),
-			ShutdownGrace:     time.Duration(f.Server.ShutdownGrace),
-			WriteTimeout:      time.Duration(f.Server.WriteTimeout),
-			MaxConnections:    f.Server.MaxConnections,
-			MaxMessages:       f.Server.MaxMessages,
-			MaxContentBytes:   int64(f.Server.MaxContent),
-			MaxRequests:       f.Server.MaxRequests,
-			QueueLength:       f.Server.QueueLength,
-			QueueWait:         time.Duration(f.Server.QueueWait),
-			StreamKeepAlive:   time.Duration(*f.Server.StreamKeepAlive),
+			MaxBodyBytes:             int64(f.Server.MaxBody),
+			ReadHeaderTimeout:        time.Duration(f.Server.ReadHeaderTimeout),
+			ReadTimeout:              time.Duration(f.Server.ReadTimeout),
+			IdleTimeout:              time.Duration(f.Server.IdleTimeout),
+			ShutdownGrace:            time.Duration(f.Server.ShutdownGrace),
+			WriteTimeout:             time.Duration(f.Server.WriteTimeout),
+			MaxConnections:           f.Server.MaxConnections,
+			MaxConnectionsPerAddress: f.Server.MaxConnectionsPerAddress,
+			MaxMessages:              f.Server.MaxMessages,
+			MaxContentBytes:          int64(f.Server.MaxContent),
+			MaxRequests:              f.Server.MaxRequests,
+			QueueLength:              f.Server.QueueLength,
+			QueueWait:                time.Duration(f.Server.QueueWait),
+			StreamKeepAlive:          time.Duration(*f.Server.StreamKeepAlive),
 		},
 		Rest: RestTimes{
 			Empty:      time.Duration(f.Rest.Empty),
@@ -192,9 +193,7 @@ func (l *loader) compile() *Plan {
 	}
 	p.Media = Media{FetchHosts: f.Media.FetchHosts, MaxBytes: int64(f.Media.MaxBytes), Timeout: time.Duration(*f.Media.Timeout)}
 	l.compileCallers(p)
-	// A gateway that asks callers for a key does not show its routes,
-	// budgets and errors to anyone who does not have one (issue 10).
-	p.StatusPrivate = f.Status == StatusPrivate || (f.Status == "" && len(p.GatewayKeys) > 0)
+	p.statusSetting = f.Status
 	for _, name := range l.provOrder {
 		p.Providers[name] = l.compileProvider(l.provs[name])
 		p.ProviderOrder = append(p.ProviderOrder, name)
@@ -204,6 +203,7 @@ func (l *loader) compile() *Plan {
 		p.ChainOrder = append(p.ChainOrder, name)
 	}
 	p.RouteChains = l.routeChains(p)
+	p.decideStatus() // after the chains: hide_route makes it private
 	compileSecrets(p)
 	return p
 }
@@ -287,6 +287,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		TrimSystem:        c.TrimSystem,
 		RequireSchema:     c.RequireSchema,
 		SchemaRepairs:     *c.SchemaRepairs,
+		TypedCalls:        *c.TypedCalls,
 		CacheTTL:          time.Duration(*c.CacheTTL),
 		ContentVersion:    c.ContentVersion,
 		Reasoning:         c.Reasoning,

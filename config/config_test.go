@@ -333,6 +333,14 @@ func TestStatusPrivateDefault(t *testing.T) {
 		{"", false},
 		{"gateway_keys: [${KEY}]\nstatus: public\n", false},
 		{"admin_token: ${ADMIN}\nstatus: private\n", true},
+		// Issue 32: beyond loopback, or with a chain that hides its
+		// routes, it is private without keys too.
+		{"listen: 0.0.0.0:8080\n", true},
+		{"listen: 192.0.2.7:8080\n", true},
+		{"listen: localhost:8080\n", false},
+		{"listen: '[::1]:8080'\n", false},
+		{"listen: 0.0.0.0:8080\nstatus: public\n", false},
+		{"providers: {groq: {preset: groq, api_key: ${KEY}}}\nchains: {site: {routes: [groq/llama-3.3-70b-versatile], hide_route: true}}\n", true},
 	} {
 		p, err := Parse("t.yaml", []byte(tc.src), env)
 		if err != nil {
@@ -341,5 +349,21 @@ func TestStatusPrivateDefault(t *testing.T) {
 		if p.StatusPrivate != tc.want {
 			t.Errorf("%q: StatusPrivate = %v, want %v", tc.src, p.StatusPrivate, tc.want)
 		}
+	}
+	// -listen decides it again; a chain that hides its routes keeps
+	// gateway keys out.
+	p, err := Parse("t.yaml", []byte("gateway_keys: [${KEY}]\nadmin_token: ${ADMIN}\nproviders: {groq: {preset: groq, api_key: ${KEY}}}\nchains: {site: {routes: [groq/llama-3.3-70b-versatile], hide_route: true}}\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.StatusTokens(); !p.StatusPrivate || len(got) != 1 || got[0] != "adm-0123456789abcdef" {
+		t.Errorf("hide_route with keys: private %v, %d tokens read it; want private, the admin token alone", p.StatusPrivate, len(got))
+	}
+	open, err := Parse("t.yaml", nil, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open.ListenOn("0.0.0.0:9000"); !open.StatusPrivate || !strings.Contains(open.StatusWhy, "beyond loopback") {
+		t.Errorf("-listen 0.0.0.0:9000: private %v (%s), want private, beyond loopback", open.StatusPrivate, open.StatusWhy)
 	}
 }

@@ -136,6 +136,13 @@ func (l *loader) applyDefaults() {
 	if f.Server.MaxConnections == 0 {
 		f.Server.MaxConnections = 256
 	}
+	// Issue 32: one client holding idle connections locked everyone out.
+	if f.Server.MaxConnectionsPerAddress == 0 {
+		f.Server.MaxConnectionsPerAddress = 32
+		if f.Server.MaxConnections > 0 {
+			f.Server.MaxConnectionsPerAddress = min(32, f.Server.MaxConnections)
+		}
+	}
 	if f.Server.MaxMessages == 0 {
 		f.Server.MaxMessages = 2048
 	}
@@ -300,6 +307,7 @@ func chainDefaults(c *ChainConfig) {
 	}
 	assistantDefaults(c.Assistant)
 	setInt(&c.SchemaRepairs, DefaultSchemaRepairs)
+	setInt(&c.TypedCalls, DefaultTypedCalls)
 	setStr(&c.Reasoning, "drop")
 	if c.Fallback == nil {
 		c.Fallback = &FallbackConfig{Error: true}

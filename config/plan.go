@@ -112,9 +112,13 @@ type Plan struct {
 	// is empty.
 	VisitorIDs VisitorIDs
 	// StatusPrivate puts /status, /status.json and /metrics behind a bearer
-	// token: a gateway key or the admin token. Default: true when there are
-	// gateway keys.
-	StatusPrivate bool
+	// token (StatusTokens); StatusAdminOnly, the admin token alone.
+	// StatusWhy says why, for check. The rule is status.go's; ListenOn
+	// works it out again for another address.
+	StatusPrivate   bool
+	StatusAdminOnly bool
+	StatusWhy       string
+	statusSetting   string // the file's status: "", public or private
 	// Redis is the address (redis://...) of a shared state store; "" keeps
 	// state local.
 	Redis string
@@ -165,6 +169,9 @@ type Server struct {
 	WriteTimeout time.Duration
 	// MaxConnections caps the client connections served at once. Default 256.
 	MaxConnections int
+	// MaxConnectionsPerAddress caps those of one client address (IPv6 by
+	// /64), a trusted proxy's excepted. Default 32.
+	MaxConnectionsPerAddress int
 	// MaxMessages caps the messages of one request. Default 2048.
 	MaxMessages int
 	// MaxContentBytes caps the text of one request's messages, all
@@ -451,6 +458,10 @@ type Chain struct {
 	// request's schema is asked again before the next route; 0 none.
 	// Default 1 from a config file.
 	SchemaRepairs int
+	// TypedCalls is the most upstream calls one typed request may spend,
+	// repairs, hedges and retries included. Repairs are asked of one route
+	// only, never of a scarce one (see the route package).
+	TypedCalls int
 	// CacheTTL is how long answers are cached; 0 disables the cache.
 	CacheTTL time.Duration
 	// ContentVersion is mixed into cache keys, beside the live version of

@@ -39,9 +39,11 @@ type File struct {
 	// VisitorIDs turns on visitor ids signed by the gateway; default off.
 	VisitorIDs *VisitorIDsConfig `yaml:"visitor_ids"`
 	// Status says who may read /status, /status.json and /metrics:
-	// "private" needs a gateway key or the admin token as a bearer token,
-	// "public" is open to anyone. Default private when gateway keys are set
-	// (the gateway is not open), public when they are not.
+	// "private" needs a bearer token (a gateway key or the admin token; the
+	// admin token alone when a chain hides its routes), "public" is open
+	// to anyone. Default private with gateway keys, a chain that hides its
+	// routes, or a listen address beyond loopback; public otherwise
+	// (config/status.go).
 	Status string `yaml:"status"`
 	// Server holds the HTTP server's limits.
 	Server ServerConfig `yaml:"server"`
@@ -119,6 +121,11 @@ type ServerConfig struct {
 	// once, idle keep-alive ones included; a connection over it is answered
 	// 503 (GET /healthz is still answered). Default 256.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerAddress caps the connections one client address
+	// (IPv6 by /64) holds at once, so that one client cannot take them
+	// all; a trusted proxy's (client_address.trusted_proxies) are not
+	// capped. Default 32; max_connections turns it off.
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 	// MaxMessages caps the messages of one request. Default 2048, OpenAI's
 	// own cap.
 	MaxMessages int `yaml:"max_messages"`
@@ -354,6 +361,11 @@ type ChainConfig struct {
 	// next route is tried. Default 1; 0 goes straight to the next route; at
 	// most 5.
 	SchemaRepairs *int `yaml:"schema_repairs"`
+	// TypedCalls is the most upstream calls one typed request may spend,
+	// repairs, hedges and retries included (issue 34): a typed request that
+	// no model answers validly must not drain the chain's day caps. Default
+	// 6; 1 to 20.
+	TypedCalls *int `yaml:"typed_calls"`
 	// CacheTTL is how long answers are cached. Default 0: no cache.
 	CacheTTL *Duration `yaml:"cache_ttl"`
 	// ContentVersion is mixed into cache keys, beside the live version of

@@ -40,7 +40,7 @@ func TestProblems(t *testing.T) {
 		{
 			name: "unknown field without a suggestion",
 			src:  "server: {colour: red}\n",
-			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, max_connections, max_content, max_messages, max_requests, queue_length, queue_wait, read_header_timeout, read_timeout, shutdown_grace, stream_keepalive, write_timeout`},
+			want: []string{`t.yaml:1: server.colour: unknown field; valid fields here: idle_timeout, max_body, max_connections, max_connections_per_address, max_content, max_messages, max_requests, queue_length, queue_wait, read_header_timeout, read_timeout, shutdown_grace, stream_keepalive, write_timeout`},
 		},
 		{
 			name: "duplicate key",
@@ -80,6 +80,13 @@ func TestProblems(t *testing.T) {
 				`t.yaml:1: server.write_timeout: "-1s" is negative; a duration is 0 or more`,
 				`t.yaml:1: server.max_connections: must be more than 0`,
 				`t.yaml:1: server.max_messages: must be more than 0`,
+			},
+		},
+		{
+			name: "connections per address over the whole cap",
+			src:  "server: {max_connections: 64, max_connections_per_address: 100}\n",
+			want: []string{
+				`t.yaml:1: server.max_connections_per_address: 100 is more than max_connections (64); write 64 to let one address take them all`,
 			},
 		},
 		{

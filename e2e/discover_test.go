@@ -22,6 +22,7 @@ import (
 // warning in the log; a list that comes back empty changes nothing; the
 // model is tried again as soon as a read finds it listed.
 func TestModelGoneFromTheList(t *testing.T) {
+	checkLeaks(t)
 	logs := &logBuffer{}
 	h := harnessOf(t, startStackWith(t, stackOptions{
 		config:   "chains:\n  answer: {routes: [groq/llama-3.3-70b-versatile, groq/openai/gpt-oss-120b]}\n",

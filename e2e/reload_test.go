@@ -154,6 +154,7 @@ func TestServeLive(t *testing.T) {
 	t.Run("reload on edit", func(t *testing.T) { testReloadEdit(t, bin) })
 	t.Run("reload on SIGHUP", func(t *testing.T) { testReloadHUP(t, bin) })
 	t.Run("broken edit refused", func(t *testing.T) { testReloadBroken(t, bin) })
+	t.Run("reload to no route enabled", func(t *testing.T) { testReloadNoRoute(t, bin) })
 }
 
 var shuttingDown = regexp.MustCompile(`shutting down`)
@@ -214,8 +215,11 @@ func testStopCuts(t *testing.T, bin string) {
 	if strings.Contains(got, "[DONE]") || !strings.Contains(got, "shut down before this answer finished") {
 		t.Errorf("the stream cut at the end of the grace, want an error event and no [DONE]:\n%s", got)
 	}
-	if got := <-whole; !strings.HasPrefix(got, "503 ") || !strings.Contains(got, `"shutting_down"`) {
-		t.Errorf("the whole answer cut at the end of the grace: %s, want a 503 shutting_down", got)
+	// Nothing of the whole answer was sent: its 503 must not speak of
+	// text received (issue 32: it said "the text received so far is
+	// incomplete").
+	if got := <-whole; !strings.HasPrefix(got, "503 ") || !strings.Contains(got, `"shutting_down"`) || strings.Contains(got, "received so far") {
+		t.Errorf("the whole answer cut at the end of the grace: %s, want a 503 shutting_down that speaks of no text received", got)
 	}
 	if err := ls.proc.Wait(30 * time.Second); err != nil {
 		t.Errorf("tollfree serve past the grace: %v, want exit status 0; output:\n%s", err, ls.proc.Output())
@@ -293,6 +297,26 @@ func testReloadBroken(t *testing.T, bin string) {
 	}
 	if st := ls.status(t, "added"); st != http.StatusNotFound {
 		t.Errorf("the refused config's chain: status %d, want 404", st)
+	}
+	if err := ls.proc.Stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Errorf("tollfree serve after SIGTERM: %v; output:\n%s", err, ls.proc.Output())
+	}
+}
+
+// testReloadNoRoute: a reload whose config leaves no route enabled (its
+// key variable unset) is served, but logged at ERROR with the fix (the
+// variable to set), not at INFO (issue 32: "config reloaded: 3 chains, 0
+// routes enabled" was an INFO line like any other).
+func testReloadNoRoute(t *testing.T, bin string) {
+	ls := startLive(t, bin, "30s", "")
+	yaml := strings.NewReplacer("DATA", ls.data, "EMU", ls.emuURL, "GRACE", ls.grace, "EXTRA", "", "${CAPD_API_KEY}", "${CAPD_UNSET_KEY}").Replace(liveConfig)
+	if err := os.WriteFile(ls.cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ls.proc.Signal(syscall.SIGHUP)
+	m := ls.proc.WaitOutput(regexp.MustCompile(`level=(\w+) msg="config reloaded: 3 chains, 0 routes enabled[^"]*".*`), 30*time.Second)
+	if m[1] != "ERROR" || !strings.Contains(m[0], "CAPD_UNSET_KEY") {
+		t.Errorf("a reload to no route enabled logged %q, want an ERROR line naming the variable to set (CAPD_UNSET_KEY)", m[0])
 	}
 	if err := ls.proc.Stop(syscall.SIGTERM, 30*time.Second); err != nil {
 		t.Errorf("tollfree serve after SIGTERM: %v; output:\n%s", err, ls.proc.Output())

@@ -3,11 +3,13 @@ package httpapi
 import (
 	"crypto/subtle"
 	"net/http"
-	"strings"
+
+	"github.com/tollfree/tollfree/caller"
 )
 
 // BearerCheck returns a check that a request carries one of tokens as
-// "Authorization: Bearer <token>", compared in constant time. Empty tokens
+// "Authorization: Bearer <token>" (the scheme in any case, as the chat API
+// reads it: caller.Bearer), compared in constant time. Empty tokens
 // are left out; with none left, no request passes.
 func BearerCheck(tokens ...string) func(*http.Request) bool {
 	var keys [][]byte
@@ -17,7 +19,7 @@ func BearerCheck(tokens ...string) func(*http.Request) bool {
 		}
 	}
 	return func(r *http.Request) bool {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got, ok := caller.Bearer(r.Header.Get("Authorization"))
 		if !ok || len(keys) == 0 {
 			return false
 		}

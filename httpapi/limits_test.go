@@ -225,18 +225,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestConnectionCap: with max_connections 2 and two connections held, a
-// third is answered at once with a 503 in OpenAI's format and Retry-After,
-// a health check on another is answered 200 (the gateway is busy, not
-// down), and once a held connection closes, requests are served again. The
-// listener is the one `tollfree serve` uses; before it, connections were
-// never capped (issue 10).
+// TestConnectionCap: with max_connections 2 and two connections held (idle
+// for less than MinIdle, so not reclaimed), a third is answered at once
+// with a 503 in OpenAI's format and Retry-After, a health check on another
+// is answered 200 (the gateway is busy, not down) and /readyz 503
+// saturated, and once a held connection closes, requests are served
+// again. The listener is the one `tollfree serve` uses; before it,
+// connections were never capped (issue 10).
 func TestConnectionCap(t *testing.T) {
 	plan := parsePlan(t, "server: {max_connections: 2}\n")
 	gw := &countingGateway{f: &fakeGateway{answer: &llm.Answer{Response: llm.Response{Content: "hi", FinishReason: "stop"}, ServedBy: llm.ServedByRoute, Route: "gemini/gemini-2.5-flash"}}}
 	api := New(Options{Plan: plan, Gateway: gw})
 	srv := httptest.NewUnstartedServer(api)
-	srv.Listener = LimitListener(srv.Listener, plan.Server.MaxConnections, api)
+	lim := ConnLimitsOf(plan)
+	lim.MinIdle = time.Hour
+	srv.Listener = LimitListener(srv.Listener, lim, srv.Config)
 	srv.Start()
 	defer srv.Close()
 
@@ -281,6 +284,15 @@ func TestConnectionCap(t *testing.T) {
 	if hz.StatusCode != 200 || !strings.Contains(string(hb), `"status":"ok"`) {
 		t.Errorf("GET /healthz over the cap: %d %s; want 200 ok", hz.StatusCode, hb)
 	}
+	rz, err := client.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatalf("GET /readyz over the cap: %v", err)
+	}
+	rb, _ := io.ReadAll(rz.Body)
+	rz.Body.Close()
+	if rz.StatusCode != 503 || !strings.Contains(string(rb), `"status":"saturated"`) {
+		t.Errorf("GET /readyz over the cap: %d %s; want 503 saturated", rz.StatusCode, rb)
+	}
 	if n := gw.calls(); n != 0 {
 		t.Errorf("%d calls reached the Gateway over the cap", n)
 	}
@@ -290,4 +302,95 @@ func TestConnectionCap(t *testing.T) {
 		resp, _ := post()
 		return resp.StatusCode == 200
 	})
+}
+
+// TestIdleConnectionsReclaimed: an address at its cap of idle keep-alive
+// connections gets its next connection served by closing its idlest one,
+// not refused; with the whole cap taken by idle connections, a client from
+// anywhere is served the same way; connections serving a request are
+// never reclaimed. Before (issue 32) nothing was reclaimed: the new
+// connection got a 503, or was closed unanswered.
+func TestIdleConnectionsReclaimed(t *testing.T) {
+	plan := parsePlan(t, "server: {max_connections: 3, max_connections_per_address: 2}\n")
+	api := New(Options{Plan: plan, Gateway: &fakeGateway{}})
+	srv := httptest.NewUnstartedServer(api)
+	lim := ConnLimitsOf(plan)
+	lim.MinIdle = 0
+	srv.Listener = LimitListener(srv.Listener, lim, srv.Config)
+	srv.Start()
+	defer srv.Close()
+
+	// get sends GET /v1/models on a new connection and keeps it open.
+	get := func(what string) (net.Conn, int) {
+		t.Helper()
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprint(c, "GET /v1/models HTTP/1.1\r\nHost: gateway\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", what, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return c, resp.StatusCode
+	}
+	// closed reports whether the server closed c.
+	closed := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := c.Read(make([]byte, 1))
+		return err != nil
+	}
+	// idle waits until the server has n connections idle: it marks one
+	// idle just after writing its answer, which the client may read first.
+	ll := srv.Listener.(*limitListener)
+	idle := func(n int) {
+		t.Helper()
+		waitFor(t, fmt.Sprintf("%d idle connections", n), func() bool {
+			ll.mu.Lock()
+			defer ll.mu.Unlock()
+			k := 0
+			for c := range ll.conns {
+				if !c.idleSince.IsZero() {
+					k++
+				}
+			}
+			return k == n
+		})
+	}
+	first, _ := get("the first connection")
+	get("the second connection")
+	idle(2)
+	if _, code := get("a third connection from the same address"); code != 200 {
+		t.Fatalf("a third connection past the address's cap of 2: %d, want 200 (its idlest one closed)", code)
+	}
+	if !closed(first) {
+		t.Error("the idlest connection was not closed for the third")
+	}
+
+	// An active connection (a request whose body is still coming) is
+	// never reclaimed: with it and an idle one, the next gets the idle
+	// one's slot, then none is left to reclaim.
+	active, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer active.Close()
+	fmt.Fprint(active, "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	for i := range 4 {
+		idle(1)
+		if _, code := get(fmt.Sprintf("connection %d while one is active", i)); code != 200 {
+			t.Fatalf("connection %d with idle ones to reclaim: %d, want 200", i, code)
+		}
+	}
+	if closed := func() bool {
+		_ = active.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err := active.Read(make([]byte, 1))
+		ne, ok := err.(net.Error)
+		return !(ok && ne.Timeout())
+	}(); closed {
+		t.Error("the connection serving a request was closed for a new one")
+	}
 }

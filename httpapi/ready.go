@@ -12,8 +12,9 @@ import (
 // requests, for a load balancer, an orchestrator or the container's
 // HEALTHCHECK. /healthz says the process is alive and answers 200 as long
 // as it does; /readyz answers 503 when sending it requests is pointless:
-// no route of any chain is enabled (every answer would be a fallback), or
-// the gateway is shutting down (Drain). A chain without routes, a state
+// no route of any chain is enabled (every answer would be a fallback), the
+// gateway is shutting down (Drain), or it is saturated: every connection
+// it takes is serving a request (LimitListener). A chain without routes, a state
 // store carrying on locally while Redis is away, or content that cannot be
 // read leave it ready but "degraded": it serves, and restarting it or
 // taking it out of the pool would not help.
@@ -22,7 +23,8 @@ import (
 type readiness struct {
 	// Ready is true when the status is 200.
 	Ready bool `json:"ready"`
-	// Status is ok, degraded, no route enabled or shutting down.
+	// Status is ok, degraded, no route enabled, saturated or shutting
+	// down.
 	Status string `json:"status"`
 	// Reason says what is degraded or missing, and how to fix it.
 	Reason string `json:"reason,omitempty"`
@@ -33,6 +35,15 @@ type readiness struct {
 	// Checks are /healthz's lines: the state store, the call log, the
 	// state files, each chain's content.
 	Checks map[string]string `json:"checks,omitempty"`
+	// Connections are the client connections held, when capped
+	// (LimitListener).
+	Connections *connLoad `json:"connections,omitempty"`
+}
+
+// connLoad is the connections held and the cap.
+type connLoad struct {
+	Open int `json:"open"`
+	Max  int `json:"max"`
 }
 
 type chainReady struct {
@@ -65,11 +76,22 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	saturated := false
+	if l, ok := r.Context().Value(connLoadKey{}).(*limitListener); ok {
+		var cl connLoad
+		cl.Open, cl.Max, saturated = l.saturated()
+		rd.Connections = &cl
+	}
 	switch {
 	case s.draining.Load():
 		rd.Status, why = "shutting down", []string{"the gateway is stopping: requests in flight finish, new ones should go to another instance"}
 	case enabled == 0:
 		rd.Status = "no route enabled"
+	case saturated:
+		// Issue 32: one client held every connection and /readyz said
+		// 200; a load balancer should send new clients elsewhere.
+		rd.Status = "saturated"
+		why = append(why, "every connection the gateway takes (server.max_connections) is serving a request; new ones get 503 too_many_connections")
 	case len(why) > 0:
 		rd.Status = "degraded"
 	}

@@ -12,7 +12,14 @@ import (
 // (never a [DONE]: the answer is cut), a request not yet answered a 503.
 var ErrShutdown = errors.New("the gateway is shutting down")
 
-const shutdownMessage = "the gateway shut down before this answer finished; the text received so far is incomplete; ask again"
+// What a request cut by the shutdown is told: a stream that has begun
+// (its text so far is incomplete), or a request not yet answered (nothing
+// was sent: issue 32, it said "the text received so far is incomplete"
+// to a request that had received none).
+const (
+	shutdownStreamMessage = "the gateway shut down before this answer finished; the text received so far is incomplete; ask again"
+	shutdownMessage       = "the gateway shut down before this request was answered; nothing of an answer was sent; ask again"
+)
 
 // ShuttingDown reports whether ctx was cancelled by the server's shutdown.
 func ShuttingDown(ctx context.Context) bool {

@@ -47,6 +47,8 @@ func writeCallers(w io.Writer, p *config.Plan) {
 	}
 	fmt.Fprintln(w, site)
 	fmt.Fprintf(w, "gateway: %d requests at once, %d more wait up to %s\n", p.Server.MaxRequests, p.Server.QueueLength, shortDuration(p.Server.QueueWait))
+	writeConnections(w, p)
+	writeStatusRule(w, p)
 	for _, name := range p.ChainOrder {
 		if c := p.Chains[name]; !c.Callers.IsZero() {
 			fmt.Fprintf(w, "chain %s: each caller %s\n", name, limitsString(c.Callers))
@@ -130,4 +132,40 @@ func limitsString(l config.CallerLimits) string {
 		return "no limit"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeConnections says how `tollfree serve` shares its connections
+// (issue 32).
+func writeConnections(w io.Writer, p *config.Plan) {
+	sv := p.Server
+	if sv.MaxConnections <= 0 {
+		fmt.Fprintln(w, "connections: no cap")
+		return
+	}
+	per := fmt.Sprintf("%d from one address", sv.MaxConnectionsPerAddress)
+	if sv.MaxConnectionsPerAddress >= sv.MaxConnections {
+		per = "no cap per address"
+	} else if len(p.ClientAddress.TrustedProxies) > 0 {
+		per += " (a trusted proxy's not capped)"
+	}
+	fmt.Fprintf(w, "connections: %d at once, %s; a new one takes the slot of the idlest, else it gets 503 too_many_connections\n", sv.MaxConnections, per)
+}
+
+// writeStatusRule says who may read /status, /status.json and /metrics,
+// and why (config/status.go).
+func writeStatusRule(w io.Writer, p *config.Plan) {
+	const pages = "/status, /status.json and /metrics"
+	if !p.StatusPrivate {
+		fmt.Fprintf(w, "status: public (%s): anyone who reaches the gateway reads %s\n", p.StatusWhy, pages)
+		return
+	}
+	who := "the admin token"
+	if !p.StatusAdminOnly && len(p.GatewayKeys) > 0 {
+		who = "a gateway key or the admin token"
+	}
+	fmt.Fprintf(w, "status: private (%s): %s need %s", p.StatusWhy, pages, who)
+	if p.AdminToken == "" && (p.StatusAdminOnly || len(p.GatewayKeys) == 0) {
+		fmt.Fprint(w, ", and none is set: nobody reads them; set admin_token, or write status: public")
+	}
+	fmt.Fprintln(w)
 }

@@ -223,10 +223,24 @@ func (l *live) reload(trigger string) {
 	}
 	l.swap(g)
 	enabled := 0
+	var fixes []string
 	for _, r := range plan.Readiness() {
 		enabled += r.Enabled
+		fixes = append(fixes, r.Fixes...)
 	}
-	l.logger.Info(fmt.Sprintf("config reloaded: %d chains, %d routes enabled", len(plan.ChainOrder), enabled), "trigger", trigger)
+	msg := fmt.Sprintf("config reloaded: %d chains, %d routes enabled", len(plan.ChainOrder), enabled)
+	if enabled == 0 {
+		// Served all the same (the file loaded), but every request now
+		// gets a fallback or a 503 and /readyz says so: an operator
+		// reading INFO lines would miss it (issue 32).
+		fix := strings.Join(slices.Compact(fixes), "; ")
+		if fix == "" {
+			fix = "give each chain a route"
+		}
+		l.logger.Error(msg+": no route can answer, every request gets its chain's fallback and /readyz answers 503", "trigger", trigger, "fix", fix)
+		return
+	}
+	l.logger.Info(msg, "trigger", trigger)
 }
 
 // load reads and checks the config as serve did at start, and keeps what
@@ -252,7 +266,7 @@ func (l *live) load() (*config.Plan, error) {
 		}
 	}
 	if l.listen != "" {
-		plan.Listen = l.listen
+		plan.ListenOn(l.listen)
 	}
 	if kept := keepFixed(l.plan(), plan); len(kept) > 0 {
 		l.logger.Warn("config reload: these settings take a restart; still using the previous ones: " + strings.Join(kept, ", "))
@@ -275,11 +289,13 @@ func keepFixed(cur, next *config.Plan) []string {
 	keep("call_log", cur.CallLog != next.CallLog)
 	c, n := cur.Server, next.Server
 	keep("server.max_connections", c.MaxConnections != n.MaxConnections)
+	keep("server.max_connections_per_address", c.MaxConnectionsPerAddress != n.MaxConnectionsPerAddress)
 	keep("server.read_header_timeout", c.ReadHeaderTimeout != n.ReadHeaderTimeout)
 	keep("server.read_timeout", c.ReadTimeout != n.ReadTimeout)
 	keep("server.idle_timeout", c.IdleTimeout != n.IdleTimeout)
 	next.Listen, next.DataDir, next.Redis, next.CallLog = cur.Listen, cur.DataDir, cur.Redis, cur.CallLog
 	next.Server.MaxConnections, next.Server.ReadHeaderTimeout = c.MaxConnections, c.ReadHeaderTimeout
+	next.Server.MaxConnectionsPerAddress = c.MaxConnectionsPerAddress
 	next.Server.ReadTimeout, next.Server.IdleTimeout = c.ReadTimeout, c.IdleTimeout
 	return kept
 }

@@ -258,7 +258,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *listen != "" {
-		plan.Listen = *listen
+		plan.ListenOn(*listen)
 	}
 	st, closeStore, health, err := openStore(ctx, plan, logger)
 	if err != nil {
@@ -293,7 +293,7 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another tollfree running? change listen or -listen)", plan.Listen, err)
 	}
-	ln = httpapi.LimitListener(ln, plan.Server.MaxConnections, srv.Handler)
+	ln = httpapi.LimitListener(ln, httpapi.ConnLimitsOf(plan), srv)
 	// Before the line that says it listens: a reload asked for from then
 	// on is one.
 	hup := make(chan os.Signal, 1)

@@ -41,6 +41,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
@@ -120,7 +121,7 @@ func (h *Handler) Authorized(r *http.Request) bool {
 	if len(h.token) == 0 {
 		return false
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := caller.Bearer(r.Header.Get("Authorization"))
 	return ok && subtle.ConstantTimeCompare([]byte(got), h.token) == 1
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tollfree/tollfree/config"
@@ -139,6 +140,11 @@ func New(o Options) *Metrics {
 	retries := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NamePoliteRetries,
 		Help: "Polite retries of a blip (the same route called once more after the wait it asked for), by chain, route and outcome (answered, failed, cancelled)."}, []string{LabelChain, LabelRoute, LabelOutcome})
 	m.reg.MustRegister(requests, reqDur, attempts, attDur, tokens, rests, cache, fallbacks, rescues, retries, m.used, m.left, m.limit, m.rest, m.state, m.errs)
+	// The process's own figures (go_goroutines, go_memstats_*,
+	// process_resident_memory_bytes, process_open_fds...), as every Go
+	// exporter has them: a gateway that leaks goroutines or memory, or runs
+	// out of file descriptors, shows it here first (issue 32).
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	newChain := func(name string) *chainSet {
 		cs := &chainSet{requests: make(map[string]prometheus.Counter, len(outcomes)+1), fallbacks: make(map[string]prometheus.Counter, len(fallbackKinds)+1),
