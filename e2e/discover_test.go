@@ -103,6 +103,7 @@ func TestModelGoneFromTheList(t *testing.T) {
 // status page say so, with the preset's figure and the day the provider
 // first said it; the provider's figure is the one in force.
 func TestLimitsTheProviderSays(t *testing.T) {
+	checkLeaks(t)
 	h := newHarness(t, "chains:\n  answer: {routes: [groq/openai/gpt-oss-120b]}\n")
 	// The preset says 1000 requests a day; the emulated account, 500.
 	h.emu.AddModel("groq", emulator.Model{ID: "openai/gpt-oss-120b", Limits: emulator.Limits{RPD: 500, TPM: 8000}})
@@ -128,6 +129,7 @@ func TestLimitsTheProviderSays(t *testing.T) {
 // offered on /status.json and the status page, never added to a chain;
 // once it costs money, the next read drops it.
 func TestFreeModelsOffered(t *testing.T) {
+	checkLeaks(t)
 	h := harnessOf(t, startStackWith(t, stackOptions{
 		config:   "chains:\n  answer: {routes: [\"openrouter/openai/gpt-oss-120b:free\"]}\n",
 		discover: 24 * time.Hour,
@@ -169,6 +171,7 @@ func TestFreeModelsOffered(t *testing.T) {
 // store: another, which reads no list, skips it without a call and shows
 // it as gone; the route is back for both when a read lists it again.
 func TestGoneIsSharedThroughRedis(t *testing.T) {
+	checkLeaks(t)
 	url := testenv.RedisURL(t)
 	ns := testenv.Namespace(t, url)
 	clk := clock.NewFake(t0)
