@@ -40,3 +40,18 @@ func (g *Gateway) ModelLists(ctx context.Context) map[string]discover.Finding {
 	}
 	return g.discovery.Findings(ctx)
 }
+
+// freeUnused is, by provider, the free models its list offers that no
+// chain uses (status.Options.FreeModels); nil when no list is read.
+func (g *Gateway) freeUnused(ctx context.Context) map[string][]string {
+	var out map[string][]string
+	for name, f := range g.ModelLists(ctx) {
+		if ids := f.FreeUnused(g.plan, name); len(ids) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[name] = ids
+		}
+	}
+	return out
+}

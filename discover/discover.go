@@ -12,8 +12,10 @@
 // every instance sharing the store skips it without a call, the status
 // page shows it with the date it vanished, and the log says so once. A
 // later list that has the model again lifts that rest. A list that cannot
-// be read, or that comes back empty, changes nothing: a provider's hiccup
-// never takes its routes out.
+// be read, that comes back empty, or that names none of the models the
+// provider's routes use (another naming, more likely than every model
+// retired at once) changes nothing: a provider's hiccup never takes its
+// routes out.
 //
 // The state it keeps between reads, per provider, is a note
 // ("discover|groq"): the date each of its routes' models went missing, and
@@ -203,10 +205,19 @@ func (d *Discoverer) apply(ctx context.Context, pr *config.Provider, models []Mo
 	f := Finding{Read: now, Gone: map[string]time.Time{}, Models: models}
 	routes := d.routesOf(pr)
 	ids := make([]string, 0, len(routes))
-	for id := range routes {
+	anyListed := false
+	for id, rt := range routes {
 		ids = append(ids, id)
+		anyListed = anyListed || listed[rt.Model]
 	}
 	sort.Strings(ids)
+	if len(routes) > 0 && !anyListed {
+		// A list naming none of the models this provider's routes use is
+		// more likely another naming (aliases, a proxy's own list) than
+		// every model retired at once: it changes nothing, and calls tell.
+		d.o.Logger.Warn("model list names none of the routes' models: routes left as they were", "provider", pr.Name, "listed", len(models))
+		return
+	}
 	for _, id := range ids {
 		rt := routes[id]
 		since, wasGone := prev.Gone[id]
@@ -342,4 +353,24 @@ func parse(dialect config.Dialect, body []byte) ([]Model, error) {
 func zero(s string) bool {
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && f == 0
+}
+
+// FreeUnused returns the ids of the models the finding lists as free
+// (OpenRouter: prompt and completion price 0) that no route of the plan at
+// provider names, sorted: offered to the operator, never added silently.
+func (f Finding) FreeUnused(p *config.Plan, provider string) []string {
+	used := map[string]bool{}
+	for _, r := range p.Routes {
+		if r.Provider != nil && r.Provider.Name == provider {
+			used[r.Model] = true
+		}
+	}
+	var out []string
+	for _, m := range f.Models {
+		if m.Free && !used[m.ID] {
+			out = append(out, m.ID)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -107,3 +107,23 @@ func TestUnreadableListChangesNothing(t *testing.T) {
 		t.Error("a list answered 401 was kept")
 	}
 }
+
+// TestListNamingNoneOfTheRoutesChangesNothing: a list that names none of
+// the provider's routes' models (aliases, a proxy's own list) is taken as
+// unreadable, not as every model retired.
+func TestListNamingNoneOfTheRoutesChangesNothing(t *testing.T) {
+	emu, d, st := setup(t, "gsk-good-key")
+	emu.Unlist("groq", "openai/gpt-oss-120b", true)
+	emu.AddModel("groq", emulator.Model{ID: "someone-elses-name"})
+	ctx := context.Background()
+	d.Refresh(ctx)
+	rests, err := st.Rests(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rests {
+		if strings.HasPrefix(r.Key, "groq/") {
+			t.Errorf("a list naming none of groq's routes rested %s", r.Key)
+		}
+	}
+}

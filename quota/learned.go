@@ -32,6 +32,9 @@ const (
 type limitNote struct {
 	Limit int64     `json:"limit"`
 	Seen  time.Time `json:"seen"`
+	// Since is when the provider first said this limit (issue 35); absent
+	// from an older version's note, read as Seen.
+	Since time.Time `json:"since,omitzero"`
 }
 
 func noteKey(k learnKey) string { return notePrefix + counterKey(k.scope, k.k) }
@@ -56,11 +59,15 @@ func parseNoteKey(key string) (learnKey, bool) {
 // must be held.
 func (b *Book) noteLearnedLocked(key learnKey, limit int64, now time.Time) {
 	old, ok := b.learned[key]
-	l := learnedLimit{limit: limit, seen: now, saved: old.saved}
+	l := learnedLimit{limit: limit, seen: now, saved: old.saved, since: now}
 	fresh := ok && now.Sub(old.seen) < learnTTL
+	if fresh && old.limit == limit && !old.since.IsZero() {
+		l.since = old.since
+	}
 	if !fresh || old.limit != limit || now.Sub(old.saved) >= rewriteEvery {
 		l.saved = now
-		b.wg.Go(func() { b.saveLimit(key, limitNote{Limit: limit, Seen: now}) })
+		since := l.since
+		b.wg.Go(func() { b.saveLimit(key, limitNote{Limit: limit, Seen: now, Since: since}) })
 	}
 	b.learned[key] = l
 	b.learnedGen.Add(1)
@@ -101,7 +108,11 @@ func (b *Book) loadLearned() {
 			continue
 		}
 		if old, had := b.learned[k]; !had || n.Seen.After(old.seen) {
-			b.learned[k] = learnedLimit{limit: n.Limit, seen: n.Seen, saved: n.Seen}
+			since := n.Since
+			if since.IsZero() {
+				since = n.Seen
+			}
+			b.learned[k] = learnedLimit{limit: n.Limit, seen: n.Seen, saved: n.Seen, since: since}
 			b.learnedGen.Add(1)
 			b.anyLearned.Store(true)
 		}

@@ -27,6 +27,7 @@ type learnedLimit struct {
 	limit int64
 	seen  time.Time
 	saved time.Time // when its note was last written (see learned.go)
+	since time.Time // when the provider first said this limit (said.go)
 }
 
 // limit returns the limit in force for window k of s at now: the configured

@@ -101,6 +101,9 @@ type Options struct {
 	Stats *live.Stats
 	// Clock defaults to the wall clock.
 	Clock clock.Clock
+	// FreeModels, when set, returns by provider the free models its model
+	// list offers that no chain uses (Snapshot.FreeUnused, issue 35).
+	FreeModels func(ctx context.Context) map[string][]string
 }
 
 // Source works out Snapshots. It is safe for concurrent use and does
@@ -133,6 +136,14 @@ type Snapshot struct {
 	// Problems lists what could not be read (the state store down): the
 	// snapshot is then partial.
 	Problems []string `json:"problems,omitempty"`
+	// LimitsSaid lists the limits the providers' rate-limit headers report
+	// unlike the configured (or preset) ones, with the day they first did:
+	// the learned value is in force; the catalog is out of date (issue 35).
+	LimitsSaid []string `json:"limits_said,omitempty"`
+	// FreeUnused lists, by provider, the models its model list offers for
+	// free (OpenRouter: prompt and completion price 0) that no chain uses:
+	// offered, never added silently (issue 35).
+	FreeUnused map[string][]string `json:"free_unused,omitempty"`
 }
 
 // Chain is one chain.
@@ -315,7 +326,10 @@ func restOf(st rest.Standing) *Rest {
 func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 	p := s.o.Plan
 	now := s.o.Clock.Now()
-	snap := &Snapshot{Now: now, Admin: p.AdminToken != ""}
+	snap := &Snapshot{Now: now, Admin: p.AdminToken != "", LimitsSaid: limitsSaid(s.o.Budget, p, now)}
+	if s.o.FreeModels != nil {
+		snap.FreeUnused = s.o.FreeModels(ctx)
+	}
 	rests, err := rest.Load(ctx, s.o.Store, now)
 	if err != nil {
 		if ctx.Err() != nil {

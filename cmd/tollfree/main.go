@@ -38,7 +38,8 @@ const usage = `tollfree keeps an AI feature answering on free LLM tiers.
 Usage:
   tollfree serve [-listen ADDR] [-discover D] [FILE]  run the gateway (reads model lists every D, default 24h)
   tollfree check [FILE]                          validate a config, print chains, routes and limits
-  tollfree presets                               the provider catalog: status, source page and date, models
+  tollfree presets [-read [FILE]]                the provider catalog: status, source page and date, models;
+                                                 -read: each enabled provider's model list now (gone routes, free models unused)
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
   tollfree demo -assistant [-listen ADDR]        a demo site with the chat widget and its assistant, keyless
   tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
@@ -76,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "check":
 		err = check(args[1:], stdout)
 	case "presets":
-		err = presetsCmd(args[1:], stdout)
+		err = presetsCmd(ctx, args[1:], stdout)
 	case "demo":
 		err = demo(ctx, args[1:], stdout, stderr)
 	case "doctor":

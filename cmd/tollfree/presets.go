@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/discover"
+	"github.com/tollfree/tollfree/state/memstore"
 )
 
 // now is the clock `check`, `serve` and `presets` judge a preset's age by;
@@ -19,15 +25,70 @@ var now = time.Now
 // the page it was last checked against and that page's date, then its
 // models with their free limits and, for those retired or no longer free,
 // since when and what to use instead.
-func presetsCmd(args []string, stdout io.Writer) error {
+//
+// With -read it then reads, now, the model list of every provider the
+// config (or the built-in defaults, keyed from the environment) enables,
+// and says which of its routes' models the list lacks and which free
+// models on offer no chain uses.
+func presetsCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("presets", flag.ContinueOnError)
+	read := fs.Bool("read", false, "also read each enabled provider's model list now: routes gone from it, free models no chain uses")
+	path := fs.String("config", "", "with -read: config file, also given as the one argument (default tollfree.yaml if present, else built-in presets)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("presets takes no argument, not %q", strings.Join(fs.Args(), " "))
+	if err := configArg(fs, path); err != nil {
+		return err
+	}
+	if !*read && *path != "" {
+		return fmt.Errorf("presets reads a config only with -read")
 	}
 	writePresets(stdout, config.Presets(), now())
+	if !*read {
+		return nil
+	}
+	plan, err := loadPlan(*path, stdout)
+	if err != nil {
+		return err
+	}
+	return writeLists(ctx, stdout, plan)
+}
+
+// writeLists reads the plan's enabled providers' model lists into a
+// store of its own (nothing is written to the gateway's state) and prints
+// what each says.
+func writeLists(ctx context.Context, w io.Writer, plan *config.Plan) error {
+	st, err := memstore.Open(memstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	logs := &strings.Builder{}
+	d := discover.New(discover.Options{Plan: plan, Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	d.Refresh(ctx)
+	found := d.Findings(ctx)
+	fmt.Fprintln(w)
+	for _, name := range plan.ProviderOrder {
+		pr := plan.Providers[name]
+		if pr.Disabled {
+			continue
+		}
+		f, ok := found[name]
+		if !ok {
+			fmt.Fprintf(w, "%s: model list not read (see below); routes left as they are\n", name)
+			continue
+		}
+		fmt.Fprintf(w, "%s: %d models listed\n", name, len(f.Models))
+		for _, id := range slices.Sorted(maps.Keys(f.Gone)) {
+			fmt.Fprintf(w, "  gone: %s is not in the list\n", id)
+		}
+		if free := f.FreeUnused(plan, name); len(free) > 0 {
+			fmt.Fprintf(w, "  free and used by no chain: %s\n", strings.Join(free, ", "))
+		}
+	}
+	if logs.Len() > 0 {
+		fmt.Fprint(w, logs.String())
+	}
 	return nil
 }
 

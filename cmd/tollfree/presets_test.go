@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/emulator"
 )
 
 // TestPresetsCommand: `tollfree presets` prints every preset with its
@@ -90,5 +92,51 @@ func TestCheckWarnsOfAnOldPreset(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"check", file}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "the github preset was retired on 2026-07-30") {
 		t.Errorf("check of a chain naming GitHub Models: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestPresetsRead: `tollfree presets -read FILE` reads each enabled
+// provider's model list now and says which routes' models it lacks and
+// which free models no chain uses; a list it cannot read is said so.
+func TestPresetsRead(t *testing.T) {
+	emu := emulator.New(emulator.Options{})
+	emu.AddProvider(emulator.Provider{Name: "groq", Flavor: emulator.FlavorGroq, Key: "gsk-presets-read"})
+	emu.AddProvider(emulator.Provider{Name: "openrouter", Flavor: emulator.FlavorOpenRouter, Key: "or-presets-read"})
+	emu.AddModel("groq", emulator.Model{ID: "openai/gpt-oss-120b"})
+	emu.AddModel("openrouter", emulator.Model{ID: "a/one:free"})
+	emu.AddModel("openrouter", emulator.Model{ID: "b/two:free"})
+	emu.AddModel("openrouter", emulator.Model{ID: "c/paid", Price: emulator.Price{Prompt: 0.000001}})
+	srv := httptest.NewServer(emu)
+	defer srv.Close()
+	t.Setenv("GROQ_API_KEY", "gsk-presets-read")
+	t.Setenv("OPENROUTER_API_KEY", "or-presets-read")
+	t.Setenv("MISTRAL_API_KEY", "mistral-wrong-key")
+	file := filepath.Join(t.TempDir(), "tollfree.yaml")
+	src := strings.ReplaceAll(`providers:
+  groq: {base_url: EMU/groq/v1}
+  openrouter: {base_url: EMU/openrouter/v1}
+  mistral: {base_url: EMU/nobody/v1}
+chains:
+  a: {routes: [groq/openai/gpt-oss-120b, groq/openai/gpt-oss-20b, "openrouter/a/one:free", mistral/mistral-small-latest]}
+`, "EMU", srv.URL)
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"presets", "-read", file}, &out, &errb); code != 0 {
+		t.Fatalf("presets -read: exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"groq: 1 models listed\n  gone: groq/openai/gpt-oss-20b is not in the list\n",
+		"openrouter: 3 models listed\n  free and used by no chain: b/two:free\n",
+		"mistral: model list not read (see below); routes left as they are\n",
+		"GET /models answered 404",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("presets -read does not say %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "gsk-presets-read") || strings.Contains(out.String(), "or-presets-read") {
+		t.Error("presets -read printed a key")
 	}
 }

@@ -3,6 +3,8 @@ package page
 import (
 	"bytes"
 	_ "embed"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,6 +115,26 @@ func (v view) writeLive(w *writer) {
 		for _, p := range v.Problems {
 			w.WriteString("<div>")
 			w.text(p)
+			w.WriteString("</div>")
+		}
+		w.WriteString("</div>")
+	}
+	if len(v.LimitsSaid) > 0 {
+		// What the providers' headers say unlike the configuration (issue 35).
+		w.WriteString(`<div class="problems said"><div>Limits the providers report unlike the configuration (the provider's figure is in force):</div>`)
+		for _, l := range v.LimitsSaid {
+			w.WriteString("<div>")
+			w.text(l)
+			w.WriteString("</div>")
+		}
+		w.WriteString("</div>")
+	}
+	if len(v.FreeUnused) > 0 {
+		// Free models on offer that no chain uses (issue 35).
+		w.WriteString(`<div class="problems free"><div>Free models on offer that no chain uses:</div>`)
+		for _, prov := range slices.Sorted(maps.Keys(v.FreeUnused)) {
+			w.WriteString("<div>")
+			w.text(prov + ": " + strings.Join(v.FreeUnused[prov], ", "))
 			w.WriteString("</div>")
 		}
 		w.WriteString("</div>")

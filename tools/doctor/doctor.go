@@ -32,7 +32,9 @@ import (
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
+	"github.com/tollfree/tollfree/state/memstore"
 )
 
 // Options configure Run. Only Plan is required.
@@ -165,6 +167,10 @@ type Report struct {
 	PlannedRequests int
 	// DryRun is set when nothing was sent.
 	DryRun bool
+	// LimitsSaid are the limits the providers' rate-limit headers reported
+	// unlike the configured (or preset) ones (issue 35): "groq/...: preset
+	// rpd 1000, provider says 500 since 2026-12-03".
+	LimitsSaid []string
 }
 
 // Broken returns the chains with no working route, in plan order. After a
@@ -240,7 +246,21 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if ups == nil {
 		ups = tollfree.Upstreams(o.Plan, o.Client)
 	}
-	err := probeAll(ctx, &o, ups, jobs, rep, idx)
+	// The probes' rate-limit headers are read as a gateway reads them, into
+	// a book of its own in memory, to tell where the providers now say
+	// other limits than the configuration.
+	bc := bookClock{o.Clock}
+	mem, merr := memstore.Open(memstore.Options{Clock: bc})
+	if merr != nil {
+		return rep, fmt.Errorf("doctor: %w", merr)
+	}
+	defer mem.Close()
+	book := quota.New(quota.Options{Store: mem, Clock: bc})
+	defer book.Close()
+	err := probeAll(ctx, &o, ups, jobs, rep, idx, book)
+	for _, l := range book.Said(o.Plan, o.Clock.Now()) {
+		rep.LimitsSaid = append(rep.LimitsSaid, l.String())
+	}
 	rep.Chains = chainResults(o.Plan, rep, idx)
 	rep.Spent = spent(o.Plan, rep, o.MaxTokens)
 	writeResults(o.Out, rep)
@@ -259,7 +279,7 @@ type event struct {
 
 // probeAll probes the providers, o.Parallel at once, and
 // prints each route's line as it finishes.
-func probeAll(ctx context.Context, o *Options, ups map[string]route.Upstream, jobs []providerJob, rep *Report, idx map[string]int) error {
+func probeAll(ctx context.Context, o *Options, ups map[string]route.Upstream, jobs []providerJob, rep *Report, idx map[string]int, book *quota.Book) error {
 	buf := 0
 	for _, j := range jobs {
 		buf += len(j.routes) * 2 // a result and at most one pacing note per route
@@ -283,7 +303,7 @@ func probeAll(ctx context.Context, o *Options, ups map[string]route.Upstream, jo
 	for range max(par, 1) {
 		wg.Go(func() {
 			for j := range queue {
-				p := &prober{o: o, up: ups[j.provider.Name], provider: j.provider, events: events}
+				p := &prober{o: o, up: ups[j.provider.Name], provider: j.provider, events: events, book: book}
 				p.run(ctx, j.routes)
 			}
 		})
@@ -355,4 +375,15 @@ func spent(p *config.Plan, rep *Report, maxTokens int) []Spend {
 		}
 	}
 	return out
+}
+
+// bookClock tells the limits book the probes' time, and runs its timers
+// (the store's housekeeping) on the wall clock: they are not the probes'
+// pacing, which Options.Clock measures.
+type bookClock struct{ clock.Clock }
+
+func (bookClock) NewTimer(d time.Duration) clock.Timer { return clock.Real{}.NewTimer(d) }
+
+func (bookClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	return clock.Real{}.AfterFunc(d, f)
 }

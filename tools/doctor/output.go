@@ -198,6 +198,14 @@ func writeResults(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "chain %s: %d of %s working, first %s\n", c.Chain, len(c.Working), plural(c.Routes, "route"), c.Working[0])
 	}
 
+	if len(rep.LimitsSaid) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "limits the providers report unlike the configuration (the provider's figure is used):")
+		for _, l := range rep.LimitsSaid {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+
 	fmt.Fprintln(w)
 	if len(rep.Spent) == 0 {
 		fmt.Fprintln(w, "spent: nothing")

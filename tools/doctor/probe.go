@@ -15,6 +15,7 @@ import (
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
 	"github.com/tollfree/tollfree/provider"
+	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
 )
 
@@ -113,6 +114,8 @@ type prober struct {
 	up       route.Upstream
 	provider *config.Provider
 	events   chan<- event
+	// book reads the answers' rate-limit headers (Report.LimitsSaid).
+	book *quota.Book
 	// sent holds the times of the requests sent to the provider, for
 	// pacing; only the prober's own goroutine touches it.
 	sent []sendTime
@@ -160,6 +163,9 @@ func (p *prober) probeRoute(ctx context.Context, rj routeJob, res *RouteResult) 
 	res.Requests++
 	res.Latency, res.Status = lat, status
 	addUsage(res, resp)
+	if resp != nil && resp.Header != nil && p.book != nil {
+		_ = p.book.Observe(ctx, r, resp.Header) // memory: it cannot fail
+	}
 	if v.Class != failure.OK {
 		res.Result, res.Detail = v.Class.String(), v.LogText()
 		if errors.Is(err, syscall.ECONNREFUSED) {
