@@ -262,7 +262,7 @@ func (g *Gateway) answerStream(ctx context.Context, ch *config.Chain, c *Call, i
 		}
 		return fallbackStream(by, text, id, cacheable), nil
 	}
-	s := &AnswerStream{ChunkStream: rs, ServedBy: ServedByRoute, Route: rs.Route.ID, RequestID: id, CacheMiss: cacheable}
+	s := &AnswerStream{ChunkStream: rs, ServedBy: ServedByRoute, Route: rs.Route.ID, RequestID: id, CacheMiss: cacheable, WrittenBy: rs.WrittenBy}
 	if cacheable {
 		s.ChunkStream = &storingStream{RoutedStream: rs, cache: g.cache, key: key, ttl: ch.CacheTTL, ctx: context.WithoutCancel(ctx)}
 	}

@@ -57,6 +57,9 @@ type Record struct {
 	// Repair numbers the repairs of a typed answer: the same route asked
 	// again after its answer broke the request's schema (route.Attempt.Repair).
 	Repair int `json:"repair,omitempty"`
+	// TokensEstimated marks tokens the gateway estimated because the
+	// route reported none (route.Attempt.TokensEstimated).
+	TokensEstimated bool `json:"tokens_estimated,omitempty"`
 }
 
 // Writer appends records to a file or stream. It buffers, and writes out
@@ -289,7 +292,7 @@ func FromAttempt(a *route.Attempt) *Record {
 		Provider: a.Provider, Model: a.Model, Status: a.Status, Outcome: a.Class.String(),
 		LatencyMS: float64(a.Latency.Microseconds()) / 1000, TokensIn: a.TokensIn, TokensOut: a.TokensOut,
 		Error: a.Error, RestKey: a.RestKey.String(), RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
-		Part: a.Part, Cut: a.Cut, Cached: a.Cached,
+		Part: a.Part, Cut: a.Cut, Cached: a.Cached, TokensEstimated: a.TokensEstimated,
 		Retry: a.Retry, Continuation: a.Method, Repair: a.Repair,
 	}
 }
@@ -345,6 +348,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(r.TokensIn), 10)
 	b = append(b, `,"tokens_out":`...)
 	b = strconv.AppendInt(b, int64(r.TokensOut), 10)
+	if r.TokensEstimated {
+		b = append(b, `,"tokens_estimated":true`...)
+	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
 		b = appendString(b, r.Error)

@@ -287,6 +287,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		TrimSystem:        c.TrimSystem,
 		RequireSchema:     c.RequireSchema,
 		SchemaRepairs:     *c.SchemaRepairs,
+		TypedCalls:        *c.TypedCalls,
 		CacheTTL:          time.Duration(*c.CacheTTL),
 		ContentVersion:    c.ContentVersion,
 		Reasoning:         c.Reasoning,

@@ -307,6 +307,7 @@ func chainDefaults(c *ChainConfig) {
 	}
 	assistantDefaults(c.Assistant)
 	setInt(&c.SchemaRepairs, DefaultSchemaRepairs)
+	setInt(&c.TypedCalls, DefaultTypedCalls)
 	setStr(&c.Reasoning, "drop")
 	if c.Fallback == nil {
 		c.Fallback = &FallbackConfig{Error: true}

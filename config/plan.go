@@ -458,6 +458,10 @@ type Chain struct {
 	// request's schema is asked again before the next route; 0 none.
 	// Default 1 from a config file.
 	SchemaRepairs int
+	// TypedCalls is the most upstream calls one typed request may spend,
+	// repairs, hedges and retries included. Repairs are asked of one route
+	// only, never of a scarce one (see the route package).
+	TypedCalls int
 	// CacheTTL is how long answers are cached; 0 disables the cache.
 	CacheTTL time.Duration
 	// ContentVersion is mixed into cache keys, beside the live version of

@@ -361,6 +361,11 @@ type ChainConfig struct {
 	// next route is tried. Default 1; 0 goes straight to the next route; at
 	// most 5.
 	SchemaRepairs *int `yaml:"schema_repairs"`
+	// TypedCalls is the most upstream calls one typed request may spend,
+	// repairs, hedges and retries included (issue 34): a typed request that
+	// no model answers validly must not drain the chain's day caps. Default
+	// 6; 1 to 20.
+	TypedCalls *int `yaml:"typed_calls"`
 	// CacheTTL is how long answers are cached. Default 0: no cache.
 	CacheTTL *Duration `yaml:"cache_ttl"`
 	// ContentVersion is mixed into cache keys, beside the live version of

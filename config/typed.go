@@ -59,3 +59,13 @@ const DefaultSchemaRepairs = 1
 // maxSchemaRepairs bounds schema_repairs: every repair is a call that
 // counts against the route's quota, while the caller waits.
 const maxSchemaRepairs = 5
+
+// DefaultTypedCalls is the most upstream calls a typed request spends by
+// default: a try and a repair on the first route that answers invalidly,
+// then one try on each of up to four more routes. A model that cannot
+// produce the schema on six tries is unlikely to on the seventh, and each
+// call may be one of a route's twenty a day.
+const DefaultTypedCalls = 6
+
+// maxTypedCalls bounds typed_calls.
+const maxTypedCalls = 20

@@ -302,6 +302,9 @@ func (l *loader) validateChain(name string) {
 	if n := *c.SchemaRepairs; n < 0 || n > maxSchemaRepairs {
 		report("schema_repairs", "%d is outside 0..%d; each repair is a call while the caller waits", n, maxSchemaRepairs)
 	}
+	if n := *c.TypedCalls; n < 1 || n > maxTypedCalls {
+		report("typed_calls", "%d is outside 1..%d; it is the most upstream calls one typed request may spend", n, maxTypedCalls)
+	}
 	// A negative blip_wait is the decoder's to refuse, as every duration.
 	if bw := time.Duration(*c.BlipWait); bw > dl/2 {
 		report("blip_wait", "%s is more than half the deadline %s, which would leave the retry little time to answer (write, say, 5s)", bw, dl)

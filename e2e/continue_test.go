@@ -104,6 +104,49 @@ func TestStreamCutContinued(t *testing.T) {
 	}
 }
 
+// TestRescuedStreamAttributed (issue 33): a stream cut on the first route
+// and finished by the second names, in its chunks, the route that wrote
+// them: the first part's chunks the first route, the last chunks (finish
+// and usage) the route that finished it; its usage is the sum of the
+// parts; and each part's call-log line has its own route's tokens, the
+// broken part's estimated from what it streamed and marked so.
+func TestRescuedStreamAttributed(t *testing.T) {
+	checkLeaks(t)
+	h := newContHarness(t, stackOptions{})
+	h.emu.Script("groq", "llama-3.3-70b-versatile", emulator.Step{Kind: emulator.StreamCut, After: 40})
+	r := h.post("/v1/chat/completions", "application/json", streamBody("story", true))
+	rescued(t, r)
+	evs := events(t, r.body)
+	if len(evs) < 3 {
+		t.Fatalf("%d events", len(evs))
+	}
+	if m := evs[0]["model"]; m != "groq/llama-3.3-70b-versatile" {
+		t.Errorf("first chunk names %v, want the first route", m)
+	}
+	last := evs[len(evs)-1]
+	if m := last["model"]; m != "groq/llama-3.1-8b-instant" {
+		t.Errorf("the usage chunk names %v, want the route that finished the answer", m)
+	}
+	usage, _ := last["usage"].(map[string]any)
+	if usage == nil {
+		t.Fatalf("no usage chunk: %v", last)
+	}
+	recs := h.recs.forRequest(r.header.Get("X-Request-Id"))
+	if len(recs) != 2 {
+		t.Fatalf("%d call-log lines, want 2", len(recs))
+	}
+	broken, cont := recs[0], recs[1]
+	if broken.TokensOut == 0 || !broken.TokensEstimated || broken.TokensIn == 0 {
+		t.Errorf("the broken part's line: in %d out %d estimated %v, want its own tokens, estimated", broken.TokensIn, broken.TokensOut, broken.TokensEstimated)
+	}
+	if cont.TokensOut == 0 || cont.TokensEstimated {
+		t.Errorf("the continuation's line: out %d estimated %v, want what its route reported", cont.TokensOut, cont.TokensEstimated)
+	}
+	if got, want := int(usage["completion_tokens"].(float64)), broken.TokensOut+cont.TokensOut; got != want {
+		t.Errorf("usage completion_tokens %d, want the parts' sum %d", got, want)
+	}
+}
+
 // TestStreamPrefillRefusedContinued: the next route refuses the prefill
 // (Mistral-style 400): it is asked again at once by instruct and completes
 // the answer; the refusal rests nothing and never reaches the caller. It

@@ -47,11 +47,22 @@ func npmClients(t *testing.T) (node, dir string) {
 // decodes what the client returned into v.
 func runClient(t *testing.T, node, dir, name string, s *stack, v any) {
 	t.Helper()
+	runClientAt(t, node, dir, name, s.srv.URL+"/v1", "", v)
+}
+
+// runClientAt runs one case of clients.mjs against the gateway at baseURL
+// (its /v1), on chain model when not empty (the typed cases; "agent"
+// otherwise), and decodes what the client returned into v.
+func runClientAt(t *testing.T, node, dir, name, baseURL, model string, v any) {
+	t.Helper()
 	ctx, cancel := testContext(t)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "clients.mjs", name, s.srv.URL+"/v1")
+	cmd := exec.CommandContext(ctx, node, "clients.mjs", name, baseURL)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=unused")
+	if model != "" {
+		cmd.Env = append(cmd.Env, "TOLLFREE_MODEL="+model)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -167,6 +167,9 @@ func TestResponsesFailoverAndBreak(t *testing.T) {
 		t.Errorf("continued stream: %v; read %d words, final %d; want the %d of one whole answer", err,
 			len(strings.Fields(text.String())), len(strings.Fields(final.OutputText())), len(strings.Fields(rescueAnswer)))
 	}
+	if final.Model != "groq/meta-llama/llama-4-scout-17b-16e-instruct" {
+		t.Errorf("response.completed names %q, want the route that finished the answer (issue 33)", final.Model)
+	}
 
 	s.clk.Advance(10 * time.Minute) // the cut's rest is over
 	s.emu.Script("gemini", "gemini-2.5-flash", emulator.Step{Kind: emulator.StreamCut, After: 3})

@@ -151,9 +151,13 @@ func TestTypedNoValidAnswer(t *testing.T) {
 	if !strings.Contains(msg, "(root): json") || strings.Contains(msg, "superb") {
 		t.Errorf("message %q, want the last violation's path and keyword and no answer text", msg)
 	}
-	// Two routes, each asked twice (one repair): four invalid answers.
-	if n := len(h.recs.forRequest(r.header.Get("X-Request-Id"))); n != 4 {
-		t.Errorf("%d attempts, want 4", n)
+	// Repairs on one route only (issue 34): the first route asked twice
+	// (one repair), the second once; the error counts the calls spent.
+	if n := len(h.recs.forRequest(r.header.Get("X-Request-Id"))); n != 3 {
+		t.Errorf("%d attempts, want 3", n)
+	}
+	if !strings.Contains(msg, "3 invalid answers, repairs included; 3 upstream calls spent, of at most 6 a typed request") {
+		t.Errorf("message %q, want the calls spent counted", msg)
 	}
 	before := h.emu.Calls("groq", "openai/gpt-oss-120b")
 	r = h.post("/v1/chat/completions", "application/json", gradeRequest("judge", false))
@@ -380,8 +384,8 @@ func TestTypedLibrary(t *testing.T) {
 	req.Messages[0].Content = "Grade finding F2."
 	_, err = h.gw.Chat(ctx, "judge", req)
 	var ia *tollfree.InvalidAnswerError
-	if !errors.As(err, &ia) || ia.Invalid != 4 || ia.Violations.String() != "(root): required" {
-		t.Errorf("err %v, want an InvalidAnswerError: 4 answers missing a required property", err)
+	if !errors.As(err, &ia) || ia.Invalid != 3 || ia.Calls != 3 || ia.Violations.String() != "(root): required" {
+		t.Errorf("err %v, want an InvalidAnswerError: 3 answers missing a required property (a repair on the first route only), 3 calls", err)
 	}
 	req.ResponseFormat = tollfree.JSONSchemaFormat("bad", json.RawMessage(`{"$ref":"https://example.com/schema.json"}`), false)
 	_, err = h.gw.Chat(ctx, "judge", req)

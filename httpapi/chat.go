@@ -238,7 +238,8 @@ func writeStreamHeaders(w http.ResponseWriter) {
 // next time); a 4xx would tell it to change the request. The message names
 // the violations' JSON paths and keywords, never the answer's text.
 func writeInvalidAnswer(w http.ResponseWriter, e *route.InvalidAnswerError) {
-	msg := fmt.Sprintf("no model of chain %q gave an answer that matches the request's schema (%d invalid answers, repairs included); the last broke it at: %s", e.Chain, e.Invalid, e.Violations)
+	msg := fmt.Sprintf("no model of chain %q gave an answer that matches the request's schema (%d invalid answers, repairs included; %d upstream calls spent, of at most %d a typed request); the last broke it at: %s",
+		e.Chain, e.Invalid, e.Calls, e.MaxCalls, e.Violations)
 	param := "response_format"
 	if e.Violations.OfToolCalls() {
 		param = "tools"

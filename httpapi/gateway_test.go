@@ -157,9 +157,9 @@ func TestServerOnlyEncodes(t *testing.T) {
 		// naming the violations' paths and keywords.
 		{name: "a bad schema", gw: fakeGateway{err: &typed.RequestError{Param: "response_format.json_schema.schema", Message: "nests deeper than 64 levels"}},
 			wantStatus: 400, wantInBody: []string{`"code":"invalid_schema"`, `"param":"response_format.json_schema.schema"`, `"type":"invalid_request_error"`, "nests deeper than 64 levels"}},
-		{name: "no valid answer", stream: true, gw: fakeGateway{err: &route.InvalidAnswerError{Chain: "answer", Invalid: 4, Violations: typed.Violations{{Path: "/grade", Keyword: "enum"}}}},
+		{name: "no valid answer", stream: true, gw: fakeGateway{err: &route.InvalidAnswerError{Chain: "answer", Invalid: 4, Calls: 5, MaxCalls: 6, Violations: typed.Violations{{Path: "/grade", Keyword: "enum"}}}},
 			wantStatus: 502, wantHeader: map[string]string{"Retry-After": "", HeaderFallback: ""},
-			wantInBody: []string{`"code":"invalid_answer"`, `"param":"response_format"`, `"type":"server_error"`, "(4 invalid answers, repairs included); the last broke it at: /grade: enum"}},
+			wantInBody: []string{`"code":"invalid_answer"`, `"param":"response_format"`, `"type":"server_error"`, "(4 invalid answers, repairs included; 5 upstream calls spent, of at most 6 a typed request); the last broke it at: /grade: enum"}},
 		{name: "no valid tool call", gw: fakeGateway{err: &route.InvalidAnswerError{Chain: "answer", Invalid: 2, Violations: typed.Violations{{Tool: "get_weather", Path: "/unit", Keyword: "enum"}}}},
 			wantStatus: 502, wantInBody: []string{`"code":"invalid_answer"`, `"param":"tools"`, "get_weather /unit: enum"}},
 		{name: "a refusal in a 200 (Gemini's blockReason)", gw: fakeGateway{err: &route.CallerError{Route: "up/m1", Class: failure.Refused, Status: 200, Message: "blocked: SAFETY"}},

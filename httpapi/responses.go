@@ -146,6 +146,11 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, ch *conf
 	tail, rtail := think.Flush()
 	b := ev.Chunk((*buf)[:0], llm.Chunk{Content: tail, Reasoning: rtail})
 	u, _ := as.Usage()
+	if as.WrittenBy != nil {
+		// A continued stream's final response names the route that
+		// finished it (issue 33).
+		ev.Meta.Model = modelName(ch, as.WrittenBy())
+	}
 	send(ev.End(b, finish, u), true)
 }
 

@@ -51,8 +51,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *config.Chain
 	var think openai.ThinkFilter
 	var finish string
 	first := true
+	writer := as.Route
 	for {
 		c, err := as.Next()
+		if as.WrittenBy != nil && !ch.HideRoute {
+			// A continued stream names the route that writes each chunk,
+			// and its last chunks the route that finished it (issue 33).
+			if by := as.WrittenBy(); by != writer {
+				writer = by
+				sw.model = modelName(ch, by)
+				sw.head = openai.AppendChunkHead(sw.head[:0], sw.id, sw.model, sw.created)
+			}
+		}
 		if err == io.EOF {
 			break
 		}

@@ -151,6 +151,11 @@ type AnswerStream struct {
 	// Sources, on a site assistant's chain, returns the sections the
 	// answer drew on once Next has returned io.EOF; nil elsewhere.
 	Sources func() []Source
+	// WrittenBy, when set, returns the id of the route writing the answer
+	// now: Route until a broken stream is continued, then the route that
+	// continues it, and once Next returned io.EOF the route that finished
+	// it (issue 33). Call it from the goroutine that calls Next.
+	WrittenBy func() string
 }
 
 // ChunkStream is the body of an AnswerStream. Next is for one goroutine at a

@@ -43,9 +43,13 @@ type outcome struct {
 	hedge  bool
 	part   int
 	cut    string
-	lostAt time.Time // when the walk cancelled it for another's answer
-	retry  bool      // the polite retry of a blip (Attempt.Retry)
-	method string    // how a continuation continues (Attempt.Method)
+	lostAt time.Time    // when the walk cancelled it for another's answer
+	retry  bool         // the polite retry of a blip (Attempt.Retry)
+	method string       // how a continuation continues (Attempt.Method)
+	req    *llm.Request // what the route was asked
+	// spent, for a part of a stream, is what the part cost, as it reported
+	// or estimated (issue 33): its call-log line has its own tokens.
+	spent *partSpend
 
 	// set by the attempt's goroutine before it reports
 	resp    *llm.Response
@@ -163,6 +167,9 @@ func timerC(t clock.Timer) <-chan time.Time {
 // scarce, it looks past it (hedgePast) and leaves it in place for ordinary
 // failover. It reports whether it started one.
 func (w *walk) launchNext(hedge bool) bool {
+	if w.typedSpent() {
+		return false
+	}
 	for w.next < len(w.order) {
 		rt := w.order[w.next]
 		if w.taken[rt] {
@@ -197,6 +204,9 @@ func (w *walk) launchNext(hedge bool) bool {
 // why it skips any.
 func (w *walk) hedgePast() bool {
 	for _, rt := range w.order[w.next+1:] {
+		if w.typedSpent() {
+			return false
+		}
 		if w.taken[rt] {
 			continue
 		}
@@ -243,10 +253,11 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 		timeout, cause = left, errChainDeadline
 	}
 	ctx, cancel := context.WithCancelCause(w.parent)
-	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry}
+	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry, req: t.req}
 	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
 	w.inflight[t.route] = o
 	w.started++
+	w.called()
 	w.lastLaunch = now
 	w.noHedge = false
 	return o

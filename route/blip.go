@@ -118,6 +118,10 @@ func (w *walk) retryC() <-chan time.Time {
 func (w *walk) retryNow() {
 	p := w.pending
 	w.pending = nil
+	if w.typedSpent() {
+		w.failures = append(w.failures, p.failure)
+		return
+	}
 	t, skip, why := w.pick(p.route, w.req, w.est, false)
 	if why != picked {
 		w.failures = append(w.failures, p.failure)

@@ -57,6 +57,9 @@ type Attempt struct {
 	Class     failure.Class
 	TokensIn  int
 	TokensOut int
+	// TokensEstimated marks tokens the gateway estimated: a stream's part
+	// whose route reported no usage (it broke first, or sends none).
+	TokensEstimated bool
 	// Error is a short redacted reason, "" for ok.
 	Error string
 	// RestKey and RestUntil name the rest this attempt caused, if any.
@@ -326,7 +329,7 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	r.record(&Attempt{
 		RequestID: w.id, Chain: w.ch.Name, Route: win.route.ID, Provider: win.route.Provider.Name,
 		Model: win.route.Model, Start: start, Latency: lat, Status: http.StatusOK, Class: failure.OK,
-		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, Hedge: win.hedge, Stream: w.stream,
-		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method, Repair: w.repairOf(win),
+		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, TokensEstimated: win.spent != nil && !win.spent.known,
+		Hedge: win.hedge, Stream: w.stream, Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method, Repair: w.repairOf(win),
 	})
 }

@@ -112,10 +112,16 @@ func (w *walk) book(o *outcome, v failure.Verdict, made rest.Rest) {
 		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
 		Retry: o.retry, Method: o.method, Repair: w.repairOf(o), RestKey: made.Key, RestUntil: made.Until,
 	}
+	used, known := 0, false
+	if sp := o.spent; sp != nil {
+		// A stream's part that broke after text: its own tokens (issue 33).
+		a.TokensIn, a.TokensOut, a.TokensEstimated = sp.in, sp.out, !sp.known
+		used, known = sp.in+sp.out, sp.known
+	}
 	ctx := w.background()
 	if r.budget != nil {
 		if o.res != nil {
-			_ = r.budget.Settle(ctx, o.res, 0, false)
+			_ = r.budget.Settle(ctx, o.res, used, known)
 		}
 		var ue *failure.UpstreamError
 		if errors.As(o.err, &ue) && ue.Header != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/quota"
 )
 
 // errStalled is the cause an attempt's context is cancelled with when its
@@ -133,6 +134,26 @@ type RoutedStream struct {
 	ended      bool
 }
 
+// partSpend is what one part of an answer cost: its tokens as its route
+// reported them, or estimated (known false).
+type partSpend struct {
+	in, out int
+	known   bool
+}
+
+// spent is what the current part cost: its reported usage, or an
+// estimate from what it was asked and the text it streamed.
+func (s *RoutedStream) spent() *partSpend {
+	if s.part.known {
+		return &partSpend{in: s.part.usage.PromptTokens, out: s.part.usage.CompletionTokens, known: true}
+	}
+	in := s.w.est
+	if s.o.req != nil && s.o.req != s.w.req {
+		in = quota.Estimate(s.o.req) // a continuation: the answer so far is in its prompt
+	}
+	return &partSpend{in: in, out: (s.part.bytes + 3) / 4}
+}
+
 // partUsage is what one part reported, or how long its text was.
 type partUsage struct {
 	usage llm.Usage
@@ -162,6 +183,12 @@ func (s *RoutedStream) Buffered() int {
 // Parts returns how many parts the answer has had so far: 1, plus one per
 // continuation on another route.
 func (s *RoutedStream) Parts() int { return s.parts + 1 }
+
+// WrittenBy is the id of the route whose part the stream reads now: the
+// first route's until the answer is continued, then the continuing
+// route's; after the end, the route that finished the answer. It is for
+// the goroutine that calls Next.
+func (s *RoutedStream) WrittenBy() string { return s.o.route.ID }
 
 // errRestarted is the cause a continuation is abandoned with: it started
 // the answer over (or repeated it), and could not be joined to it.
@@ -274,6 +301,7 @@ func (s *RoutedStream) broke(err error) error {
 	}
 	s.o.stream.Close()
 	s.o.err = err
+	s.o.spent = s.spent()
 	s.w.rests.Put(s.w.settle(s.o, v))
 	if s.w.parent.Err() != nil {
 		s.end(false)
@@ -492,7 +520,13 @@ func (s *RoutedStream) end(ok bool) {
 	s.mu.Unlock()
 	s.stopDeadline()
 	if ok {
-		s.w.r.finishOK(s.w, s.o, s.part.usage, s.part.known, s.o.stream.Header(), s.o.start)
+		u := s.part.usage
+		if !s.part.known {
+			sp := s.spent()
+			s.o.spent = sp
+			u = llm.Usage{PromptTokens: sp.in, CompletionTokens: sp.out, TotalTokens: sp.in + sp.out}
+		}
+		s.w.r.finishOK(s.w, s.o, u, s.part.known, s.o.stream.Header(), s.o.start)
 	}
 	s.o.cancel(context.Canceled)
 }
@@ -514,6 +548,7 @@ func (s *RoutedStream) Close() error {
 		s.o.cancel(context.Canceled)
 		s.o.stream.Close()
 		s.o.err = context.Canceled
+		s.o.spent = s.spent()
 		s.end(false)
 		s.w.settle(s.o, failure.Verdict{Class: failure.Cancelled, Scope: failure.ScopeRequest, Message: "the caller went away"})
 	}

@@ -26,6 +26,14 @@ import (
 // caller gets an *InvalidAnswerError naming the violations (never an
 // invalid answer as if valid, so nothing invalid is ever cached either).
 //
+// A typed request that fails is cheap (issue 34): it spends at most the
+// chain's TypedCalls upstream calls in all (repairs, hedges and retries
+// included; then the walk stops and says so), repairs are asked of one
+// route only (the first to answer invalidly; the others get one try
+// each), and never of a scarce route (one a hedge would not start, see
+// hedgeable): a model that broke the schema once is asked again only where
+// a call is cheap. The error says how many calls were spent.
+//
 // Each route is asked what it can do (config.Route.Schema, typed.Spec.For):
 // a schema as sent to a route that enforces schemas, JSON mode plus the
 // schema in a system message to one that has JSON mode only, the schema in
@@ -61,6 +69,10 @@ type typing struct {
 	gaps    map[string][]string            // by provider: the schema's keywords it cannot take
 	invalid int                            // invalid answers so far
 	last    typed.Violations               // the last invalid answer's
+	calls   int                            // upstream calls made so far
+	max     int                            // the most calls it may make (Chain.TypedCalls)
+	mender  *config.Route                  // the one route repairs are asked of, once chosen
+	capped  bool                           // the walk stopped at max calls
 
 	mu       sync.Mutex       // guards repairOf
 	repairOf map[*outcome]int // which repair an attempt is
@@ -78,8 +90,33 @@ func (w *walk) typeCheck() error {
 	w.typed = &typing{
 		spec: spec, repairs: map[*config.Route]int{}, sent: map[*config.Route]*llm.Request{},
 		unable: map[*config.Route]string{}, gaps: map[string][]string{}, repairOf: map[*outcome]int{},
+		max: w.ch.TypedCalls,
+	}
+	if w.typed.max <= 0 {
+		w.typed.max = config.DefaultTypedCalls
 	}
 	return nil
+}
+
+// typedSpent reports whether a typed walk has made all the calls it may,
+// and notes once, for the error, that it stopped for that.
+func (w *walk) typedSpent() bool {
+	t := w.typed
+	if t == nil || t.calls < t.max {
+		return false
+	}
+	if !t.capped {
+		t.capped = true
+		w.failures = append(w.failures, Skip{Reason: fmt.Sprintf("a typed request spends at most %d calls (typed_calls), and %d were spent", t.max, t.calls)})
+	}
+	return true
+}
+
+// called counts an upstream call of a typed walk.
+func (w *walk) called() {
+	if w.typed != nil {
+		w.typed.calls++
+	}
 }
 
 // canType reports whether rt may take the typed request: on a chain that
@@ -218,8 +255,16 @@ func (w *walk) invalid(o *outcome, vs typed.Violations) {
 // wrong, when it has repairs left and may still be called.
 func (w *walk) repair(o *outcome, vs typed.Violations) {
 	t, rt := w.typed, o.route
-	if t.repairs[rt] >= w.ch.SchemaRepairs || w.parent.Err() != nil {
+	if t.repairs[rt] >= w.ch.SchemaRepairs || w.parent.Err() != nil || (t.mender != nil && t.mender != rt) || w.typedSpent() {
 		return
+	}
+	if t.mender == nil {
+		if !w.hedgeable(rt) {
+			// Scarce: its calls are kept for first tries. The next route,
+			// which may be the same scarce kind, still gets its one try.
+			return
+		}
+		t.mender = rt
 	}
 	sent := t.sent[rt]
 	if sent == nil {
@@ -261,7 +306,7 @@ func (w *walk) typedError() error {
 		return nil
 	}
 	if t.invalid > 0 {
-		return &InvalidAnswerError{Chain: w.ch.Name, Invalid: t.invalid, Violations: t.last}
+		return &InvalidAnswerError{Chain: w.ch.Name, Invalid: t.invalid, Violations: t.last, Calls: t.calls, MaxCalls: t.max}
 	}
 	if n := len(t.unable); n == 0 || n+w.tooLarge+w.unsup.n < len(w.order)-w.countDisabled() {
 		return nil
@@ -285,8 +330,12 @@ type InvalidAnswerError struct {
 	Invalid int
 	// Violations are what the last invalid answer broke.
 	Violations typed.Violations
+	// Calls counts the upstream calls the request spent, of at most
+	// MaxCalls (the chain's TypedCalls).
+	Calls, MaxCalls int
 }
 
 func (e *InvalidAnswerError) Error() string {
-	return fmt.Sprintf("no answer from chain %q matched the request's schema (%d invalid answers); the last broke it at %s", e.Chain, e.Invalid, e.Violations)
+	return fmt.Sprintf("no answer from chain %q matched the request's schema (%d invalid answers in %d calls, of at most %d); the last broke it at %s",
+		e.Chain, e.Invalid, e.Calls, e.MaxCalls, e.Violations)
 }

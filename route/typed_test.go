@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/emulator/emutest"
 	"github.com/tollfree/tollfree/llm"
 )
 
@@ -79,14 +82,30 @@ chains:
 	}
 }
 
+// plentifulFlash is emutest.Providers with Gemini's Flash declared
+// plentiful: a repair is asked only of a route that is not scarce, and
+// Flash's 20 a day make it scarce by default.
+const plentifulFlash = `
+providers:
+  groq:     {preset: groq,     base_url: EMU/groq/v1,       api_key: ${GROQ_API_KEY}}
+  gemini:
+    preset: gemini
+    base_url: EMU/gemini/v1beta
+    api_key: ${GEMINI_API_KEY}
+    models:
+      gemini-2.5-flash: {plentiful: true}
+  cerebras: {preset: cerebras, base_url: EMU/cerebras/v1,   api_key: ${CEREBRAS_API_KEY}}
+  openrouter: {preset: openrouter, base_url: EMU/openrouter/v1, api_key: ${OPENROUTER_API_KEY}}
+`
+
 // TestTypedGeminiSchema: Gemini gets the schema as responseJsonSchema, in
 // the part of JSON Schema it takes (const as an enum, no pattern); the
 // validator checks the pattern it could not, and the route repairs.
 func TestTypedGeminiSchema(t *testing.T) {
-	s := newStack(t, `
+	s := newStackWith(t, stackOptions{providers: plentifulFlash, chains: `
 chains:
   one: {routes: [gemini/gemini-2.5-flash], attempt_timeout: 8s, deadline: 20s}
-`)
+`})
 	seen := s.watch()
 	s.emu.Script("gemini", "gemini-2.5-flash",
 		emulator.Step{Kind: emulator.Answer, Text: `{"kind":"airport","code":"cdg"}`},
@@ -141,6 +160,68 @@ chains:
 	a = s.chat(context.Background(), "one", typedQuestion(schemaFormat(strings.Replace(codeSchema, `,"pattern":"^[A-Z]{3}$"`, "", 1))))
 	if a.err != nil || a.route() != "gemini/gemini-2.5-flash" {
 		t.Errorf("%v, want gemini's answer", a)
+	}
+}
+
+// TestTypedScarceNotRepaired (issue 34): a typed request never repairs on
+// a scarce route: Flash (20 a day) that answers invalidly is not asked
+// again, the next route is; and a route repaired once is the only one
+// repaired: the third route gets one try.
+func TestTypedScarceNotRepaired(t *testing.T) {
+	s := newStack(t, `
+chains:
+  three: {routes: [gemini/gemini-2.5-flash, groq/openai/gpt-oss-120b, cerebras/gpt-oss-120b], attempt_timeout: 8s, deadline: 20s}
+`)
+	bad := emulator.Step{Kind: emulator.Answer, Text: `{"kind":"airport","code":"Paris"}`}
+	s.emu.SetDefault("gemini", "gemini-2.5-flash", bad)
+	s.emu.SetDefault("groq", "openai/gpt-oss-120b", bad)
+	s.emu.Script("cerebras", "gpt-oss-120b", bad, emulator.Step{Kind: emulator.Answer, Text: `{"kind":"airport","code":"CDG"}`})
+	a := s.chat(context.Background(), "three", typedQuestion(schemaFormat(codeSchema)))
+	var ie *InvalidAnswerError
+	if !errors.As(a.err, &ie) {
+		t.Fatalf("%v, want no valid answer (cerebras's valid one would be its second call)", a)
+	}
+	var steps []string
+	for _, at := range s.recs.forRequest(a.id) {
+		steps = append(steps, at.Route+" repair="+strconv.Itoa(at.Repair))
+	}
+	want := "gemini/gemini-2.5-flash repair=0, groq/openai/gpt-oss-120b repair=0, groq/openai/gpt-oss-120b repair=1, cerebras/gpt-oss-120b repair=0"
+	if strings.Join(steps, ", ") != want {
+		t.Errorf("attempts %v, want %s", steps, want)
+	}
+	if ie.Calls != 4 || ie.MaxCalls != config.DefaultTypedCalls || !strings.Contains(ie.Error(), "4 invalid answers in 4 calls, of at most 6") {
+		t.Errorf("error %q (calls %d of %d), want the 4 calls counted", ie, ie.Calls, ie.MaxCalls)
+	}
+}
+
+// TestTypedCallBudget (issue 34): a typed request on a long chain whose
+// every route answers invalidly spends at most typed_calls calls, then
+// stops, saying so; the routes past it are not called.
+func TestTypedCallBudget(t *testing.T) {
+	s := newStack(t, `
+chains:
+  long:
+    routes: [groq/openai/gpt-oss-120b, groq/llama-3.3-70b-versatile, groq/llama-3.1-8b-instant, cerebras/gpt-oss-120b, cerebras/llama3.1-8b, openrouter/openai/gpt-oss-120b:free, gemini/gemma-3-27b-it]
+    typed_calls: 4
+    attempt_timeout: 8s
+    deadline: 20s
+`)
+	bad := emulator.Step{Kind: emulator.Answer, Text: `{"kind":"airport","code":"Paris"}`}
+	for _, m := range emutest.Models {
+		s.emu.SetDefault(m.Provider, m.ID, bad)
+	}
+	a := s.chat(context.Background(), "long", typedQuestion(schemaFormat(codeSchema)))
+	var ie *InvalidAnswerError
+	if !errors.As(a.err, &ie) || ie.Calls != 4 || ie.MaxCalls != 4 {
+		t.Fatalf("%v, want no valid answer after 4 calls", a)
+	}
+	if n := len(s.emu.Records()); n != 4 {
+		t.Errorf("the emulator got %d calls, want 4", n)
+	}
+	for _, m := range []string{"llama3.1-8b"} {
+		if n := s.emu.Calls("cerebras", m); n != 0 {
+			t.Errorf("cerebras/%s called %d times past the budget", m, n)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,44 +15,104 @@ import (
 )
 
 // writeCheckTable writes the plan's providers, then each chain's routes, as
-// aligned text for `tollfree check`: status (ready, or disabled with the
-// reason), limits, reset, timeout, context size, what the model takes
+// aligned text for `tollfree check`: status (ready, or why it is
+// disabled), limits, reset, timeout, context size, what the model takes
 // besides text (tools, images, audio; or embeddings) and where the key
 // comes from; then who may call, with which limits. It never writes a key, a
-// token or a header value.
+// token or a header value. A line stays within about 200 characters (issue
+// 34): the limits are one cell, a route's key and reset are its provider's
+// (shown in the providers' table), and a preset's own base URL is "preset".
 func writeCheckTable(w io.Writer, p *config.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tFLAVOR\tDIALECT\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tKEY\tBASE URL")
+	fmt.Fprintln(tw, "PROVIDER\tPRESET\tDIALECT\tSTATUS\tLIMITS\tRESET\tKEY\tBASE URL")
 	for _, name := range p.ProviderOrder {
 		pr := p.Providers[name]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			pr.Name, pr.Flavor, pr.Dialect, statusCell(pr.Disabled, pr.DisabledReason), limitCells(pr.Limits),
-			pr.Reset.String(), orDash(pr.KeySource), redactURL(pr.BaseURL))
+			pr.Name, orDash(pr.Preset), pr.Dialect, statusCell(pr.Disabled, pr.DisabledReason), limitCell(pr.Limits),
+			pr.Reset.String(), orDash(pr.KeySource), baseURLCell(pr))
 	}
 	tw.Flush()
 	for _, name := range p.ChainOrder {
 		c := p.Chains[name]
 		fmt.Fprintf(w, "\nchain %s: %s\n", c.Name, chainSummary(c))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tRPM\tRPD\tTPM\tTPD\tRPH\tTPH\tTPMO\tRPMO\tRESET\tTIMEOUT\tCONTEXT\tTAKES\tFLAGS\tKEY")
+		fmt.Fprintln(tw, "RANK\tROUTE\tSTATUS\tLIMITS\tTIMEOUT\tCONTEXT\tTAKES\tFLAGS")
 		for i, r := range c.Routes {
 			timeout := "chain"
 			if r.Timeout > 0 {
 				timeout = r.Timeout.String()
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				c.Ranks[i], r.ID, statusCell(r.Disabled, r.DisabledReason), limitCells(r.Limits),
-				r.Reset.String(), timeout, count(r.MaxContext), takes(r), routeFlags(r), orDash(r.Provider.KeySource))
+			flags := routeFlags(r)
+			if r.Reset != r.Provider.Reset {
+				flags = strings.TrimPrefix(flags+" reset="+strings.ReplaceAll(r.Reset.String(), " ", "_"), "- ")
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				c.Ranks[i], r.ID, routeStatus(r), limitCell(r.Limits), timeout, count(r.MaxContext), takes(r), flags)
 		}
 		tw.Flush()
+		for _, r := range c.Routes {
+			if len(r.Extra) > 0 {
+				fmt.Fprintf(w, "  %s sends extra fields: %s\n", r.ID, strings.Join(slices.Sorted(maps.Keys(r.Extra)), ", "))
+			}
+		}
 	}
 	writeCallers(w, p)
 }
 
-// limitCells is the limit columns, RPM to RPMO, tab-separated.
-func limitCells(l config.Limits) string {
-	return strings.Join([]string{count(l.RPM), count(l.RPD), count(l.TPM), count(l.TPD),
-		count(l.RPH), count(l.TPH), count(l.TPMo), count(l.RPMo)}, "\t")
+// limitCell is every limit set, in one cell, named as in the config:
+// "rpm=30 rpd=1000 tpm=12k tpd=100k"; "-" for none.
+func limitCell(l config.Limits) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		name string
+		n    int
+	}{{"rpm", l.RPM}, {"rpd", l.RPD}, {"tpm", l.TPM}, {"tpd", l.TPD}, {"rph", l.RPH}, {"tph", l.TPH}, {"tpmo", l.TPMo}, {"rpmo", l.RPMo}} {
+		if x.n == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.name + "=" + short(x.n))
+	}
+	return orDash(b.String())
+}
+
+// short writes n with k, M or G when that loses nothing: 250000 is 250k,
+// 14400 stays 14400.
+func short(n int) string {
+	for _, u := range []struct {
+		div    int
+		suffix string
+	}{{1_000_000_000, "G"}, {1_000_000, "M"}, {1000, "k"}} {
+		if n >= u.div && n%u.div == 0 {
+			return strconv.Itoa(n/u.div) + u.suffix
+		}
+	}
+	return strconv.Itoa(n)
+}
+
+// baseURLCell is the provider's base URL, credentials dropped, or "preset"
+// when it is its preset's own (a ${VAR} in the preset's filled by
+// anything).
+func baseURLCell(pr *config.Provider) string {
+	if ps, ok := config.LookupPreset(pr.Preset); ok && ps.BaseURL != "" {
+		pattern := "^" + regexp.MustCompile(`\\\$\\\{[^}]*\\\}`).ReplaceAllString(regexp.QuoteMeta(ps.BaseURL), `[^/]*`) + "$"
+		if regexp.MustCompile(pattern).MatchString(pr.BaseURL) {
+			return "preset"
+		}
+	}
+	return redactURL(pr.BaseURL)
+}
+
+// routeStatus is a route's status: ready, disabled by itself (its reason),
+// or "off: provider" when its provider is disabled (the reason is in the
+// providers' table).
+func routeStatus(r *config.Route) string {
+	if r.Disabled && r.Provider.Disabled && r.DisabledReason == r.Provider.DisabledReason {
+		return "off: provider"
+	}
+	return statusCell(r.Disabled, r.DisabledReason)
 }
 
 // redactURL drops the credentials a base URL may carry
@@ -65,9 +126,10 @@ func redactURL(s string) string {
 	return u.String()
 }
 
+// statusCell is "ready", or why it is disabled ("no key: set GROQ_API_KEY").
 func statusCell(disabled bool, reason string) string {
 	if disabled {
-		return "disabled (" + reason + ")"
+		return orDash(reason)
 	}
 	return "ready"
 }
@@ -86,8 +148,8 @@ func orDash(s string) string {
 	return s
 }
 
-// takes is what a route takes besides text (issue 33): "tools vision
-// -audio" ("-" for what it does not take, "?" for what nothing says), or,
+// takes is what a route takes besides text (issue 33): "tools,vision"
+// ("?" for what nothing says; "text" for nothing else), or,
 // for an embedding model, "embeddings" and its dimensions.
 func takes(r *config.Route) string {
 	if r.Embedding {
@@ -96,7 +158,16 @@ func takes(r *config.Route) string {
 		}
 		return "embeddings"
 	}
-	return strings.ReplaceAll(r.Caps.String(), " ", ",")
+	var took []string
+	for _, c := range strings.Fields(r.Caps.String()) {
+		if !strings.HasPrefix(c, "-") { // what it does not take goes unsaid
+			took = append(took, c)
+		}
+	}
+	if len(took) == 0 {
+		return "text"
+	}
+	return strings.Join(took, ",")
 }
 
 func routeFlags(r *config.Route) string {
@@ -117,7 +188,7 @@ func routeFlags(r *config.Route) string {
 		f = append(f, "max_output="+strconv.Itoa(r.MaxOutput))
 	}
 	if len(r.Extra) > 0 {
-		f = append(f, "extra="+strings.Join(slices.Sorted(maps.Keys(r.Extra)), ","))
+		f = append(f, "extra") // named under the table (extraNotes)
 	}
 	return orDash(strings.Join(f, " "))
 }
@@ -172,6 +243,9 @@ func chainSummary(c *config.Chain) string {
 	if c.SchemaRepairs != config.DefaultSchemaRepairs {
 		parts = append(parts, fmt.Sprintf("%d schema repairs", c.SchemaRepairs))
 	}
+	if c.TypedCalls != config.DefaultTypedCalls && c.TypedCalls > 0 {
+		parts = append(parts, fmt.Sprintf("typed requests spend at most %d calls", c.TypedCalls))
+	}
 	parts = append(parts, "reasoning "+c.Reasoning, "idle "+c.IdleTimeout.String())
 	switch c.Fallback.Kind {
 	case config.FallbackMessage:
@@ -181,5 +255,31 @@ func chainSummary(c *config.Chain) string {
 	default:
 		parts = append(parts, "fallback error")
 	}
-	return strings.Join(parts, ", ")
+	return wrapParts(parts, len("chain "+c.Name+": "), summaryWidth)
+}
+
+// summaryWidth is where a chain's summary line is wrapped.
+const summaryWidth = 160
+
+// wrapParts joins parts with ", ", starting a new line indented by two
+// spaces before a part that would carry the line past width (the first
+// line starts at column first).
+func wrapParts(parts []string, first, width int) string {
+	var b strings.Builder
+	col := first
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(',')
+			col++
+			if col+1+len(p) > width {
+				b.WriteString("\n ")
+				col = 1
+			}
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(p)
+		col += len(p)
+	}
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tollfree/tollfree/config"
 )
@@ -206,6 +207,37 @@ func TestCallersTableShowsNoKey(t *testing.T) {
 		}
 		if !strings.Contains(buf.String(), "\ncallers: ") {
 			t.Errorf("%s: check does not say who may call", file)
+		}
+	}
+}
+
+// TestCheckLinesFit (issue 34): no line of check's output is wider than
+// 200 characters, for every plan of testdata/check and the defaults: the
+// limits are one cell, a route's key and reset its provider's, a chain's
+// summary wraps, and extra fields are named under the table.
+func TestCheckLinesFit(t *testing.T) {
+	golden := inConfig(t)
+	files, err := filepath.Glob(filepath.Join(golden, "*.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := filepath.Glob(filepath.Join(golden, "plans", "*.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, plans...)
+	if len(files) < 8 {
+		t.Fatalf("%d golden files, want the 8 of testdata/check", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if n := utf8.RuneCountInString(line); n > 200 {
+				t.Errorf("%s:%d is %d characters wide, want at most 200: %.80s...", filepath.Base(f), i+1, n, line)
+			}
 		}
 	}
 }

@@ -5,10 +5,11 @@
 //   node clients.mjs <case> <base URL>
 //
 // with the key in OPENAI_API_KEY. Chains: "agent" (tools, images,
-// structured output), "vectors" (embeddings). A client that throws prints
-// {"error": "..."}; the tests then fail with it.
+// structured output), "vectors" (embeddings); TOLLFREE_MODEL names another
+// chain for the typed cases (the keyless demo's "answer"). A client that
+// throws prints {"error": "..."}; the tests then fail with it.
 import OpenAI from 'openai';
-import { zodTextFormat } from 'openai/helpers/zod';
+import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText, generateObject, embed, tool, stepCountIs } from 'ai';
 import { ChatOpenAI } from '@langchain/openai';
@@ -18,6 +19,7 @@ import { z } from 'zod';
 
 const [name, baseURL] = process.argv.slice(2);
 const apiKey = process.env.OPENAI_API_KEY;
+const model = process.env.TOLLFREE_MODEL || 'agent';
 const weather = z.object({ city: z.string() });
 const getWeather = (args) => ({ city: args.city, temp: 21 });
 const png = 'data:image/png;base64,iVBORw0KGgo=';
@@ -85,10 +87,20 @@ const cases = {
     const second = await c.responses.create({ model: 'agent', input, tools });
     return { tool: call.name, args: JSON.parse(call.arguments), text: second.output_text, status: second.status };
   },
+  // openai npm: chat.completions.parse with response_format json_schema
+  // (zod).
+  async 'openai-chat-parse'() {
+    const r = await openai().chat.completions.parse({
+      model,
+      messages: [{ role: 'user', content: 'The weather in Paris, as JSON' }],
+      response_format: zodResponseFormat(weather, 'weather'),
+    });
+    return { parsed: r.choices[0].message.parsed, text: r.choices[0].message.content };
+  },
   // openai npm: responses.parse with text.format json_schema (zod).
   async 'openai-responses-schema'() {
     const r = await openai().responses.parse({
-      model: 'agent',
+      model,
       input: 'The weather in Paris, as JSON',
       text: { format: zodTextFormat(weather, 'weather') },
     });
@@ -120,7 +132,7 @@ const cases = {
   },
   async 'aisdk-object'() {
     const provider = createOpenAI({ baseURL, apiKey });
-    const r = await generateObject({ model: provider('agent'), schema: weather, prompt: 'The weather in Paris' });
+    const r = await generateObject({ model: provider(model), schema: weather, prompt: 'The weather in Paris' });
     return { object: r.object };
   },
   async 'aisdk-embed'() {
@@ -143,7 +155,7 @@ const cases = {
     return { tool: call.name, args: call.args, text: second.content };
   },
   async 'langchain-structured'() {
-    const llm = new ChatOpenAI({ model: 'agent', apiKey, configuration: { baseURL }, maxRetries: 0 });
+    const llm = new ChatOpenAI({ model, apiKey, configuration: { baseURL }, maxRetries: 0 });
     const byTool = await llm.withStructuredOutput(weather, { method: 'functionCalling', name: 'weather' }).invoke('The weather in Paris');
     const bySchema = await llm.withStructuredOutput(weather, { method: 'jsonSchema', name: 'weather' }).invoke('The weather in Paris');
     return { functionCalling: byTool, jsonSchema: bySchema };
