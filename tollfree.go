@@ -51,6 +51,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/tollfree/tollfree/assistant"
 	"github.com/tollfree/tollfree/cache"
@@ -59,6 +60,7 @@ import (
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/content"
+	"github.com/tollfree/tollfree/discover"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/internal/reqid"
@@ -106,6 +108,12 @@ type Options struct {
 	// that swaps gateways on one call log (cmd/tollfree's reload) closes it
 	// itself, once.
 	KeepCallLog bool
+	// DiscoverEvery, when above zero, reads each enabled provider's model
+	// list at start and then this often, off the request path, and takes a
+	// route whose model the provider no longer lists out of service until
+	// it is listed again (package discover, issue 35). cmd/tollfree serve
+	// sets it to a day; zero (the default of the library) reads no list.
+	DiscoverEvery time.Duration
 	// CacheBackend stores cached answers for chains with a cache_ttl.
 	// Default: memory (64 MiB, least recently used first) over disk under
 	// Plan.DataDir. Pass a cache/rediscache backend to share the cache.
@@ -137,6 +145,11 @@ type Gateway struct {
 	handler *httpapi.Server
 	served  http.Handler   // handler behind the scrubbing of secrets (secrets.go)
 	obs     *observability // status, stats, metrics (observability.go)
+
+	// discovery reads the providers' model lists (discover.go); nil when
+	// Options.DiscoverEvery is zero.
+	discovery     *discover.Discoverer
+	stopDiscovery func()
 
 	closeOnce sync.Once
 	closeErr  error
@@ -243,6 +256,7 @@ func New(o Options) (*Gateway, error) {
 	if secrets.Len() > 0 {
 		g.served = scrubHandler{next: g.handler, set: secrets}
 	}
+	g.startDiscovery(&o)
 	return g, nil
 }
 
@@ -319,6 +333,9 @@ func (g *Gateway) Close() error {
 
 func (g *Gateway) close() error {
 	var errs []error
+	if g.stopDiscovery != nil {
+		g.stopDiscovery()
+	}
 	if g.cache != nil {
 		g.cache.Close()
 	}

@@ -20,7 +20,6 @@ providers:
   openrouter: {}
   mistral: {}
   nvidia: {}
-  github: {}
   ollama: {}
   lab:
     base_url: http://127.0.0.1:8000/v1
@@ -37,7 +36,7 @@ chains:
   a:
     routes: [groq/llama-3.3-70b-versatile, cerebras/gpt-oss-120b, gemini/gemini-2.5-flash, gemini/gemma-3-27b-it,
       openrouter/qwen/qwen3-coder:free, mistral/mistral-small-latest, nvidia/meta/llama-3.3-70b-instruct,
-      github/openai/gpt-4o-mini, ollama/qwen3:8b, lab/m1, lab/m2,
+      ollama/qwen3:8b, lab/m1, lab/m2,
       own/llama-3.1-8b-instant, own/llama-3.3-70b-versatile, own/openai/gpt-oss-20b]
 `
 	p, err := Parse("t.yaml", []byte(src), testEnv(nil))
@@ -52,7 +51,6 @@ chains:
 		"openrouter/qwen/qwen3-coder:free":   ContinuePrefix,
 		"mistral/mistral-small-latest":       ContinuePrefix,
 		"nvidia/meta/llama-3.3-70b-instruct": ContinueInstruct,
-		"github/openai/gpt-4o-mini":          ContinueInstruct,
 		"ollama/qwen3:8b":                    ContinuePrefix,
 		"lab/m1":                             ContinueInstruct,
 		"lab/m2":                             ContinuePrefix,

@@ -1,12 +1,14 @@
 package config
 
-// defaultYAML is the configuration Default compiles: every preset, and an
-// "answer" chain over their good free models in seed 000's order: the fast
-// and dependable first (Gemini Flash-Lite, Groq, Cerebras, NVIDIA, Mistral,
-// GitHub's low tier), then the better but scarce models (20 to 50 a day),
-// then the bulk reserve (Gemma at 14,400 a day, the 8B models). OpenRouter's
-// :free catalog changes too often to name a model here; Ollama is local and
-// not assumed to run.
+// defaultYAML is the configuration Default compiles: every preset still
+// offered free, and an "answer" chain over their good free models: the
+// fast and dependable first (Gemini Flash-Lite, Groq's gpt-oss, NVIDIA,
+// Mistral), then the better but scarcer Gemini Flash models, then the
+// bulk reserve (Gemma, the smaller gpt-oss, Cloudflare). Models and
+// presets retired or turned paid (issue 35: GitHub Models, Cerebras, Groq's
+// Llamas, Gemini 2.5 Flash; see catalog.go) are left out. OpenRouter's
+// :free catalog changes too often to name a model here; Ollama is local
+// and not assumed to run.
 const defaultYAML = `
 admin_token: ${TOLLFREE_ADMIN_TOKEN:-}
 gateway_keys: [${TOLLFREE_KEY:-}]
@@ -14,28 +16,22 @@ redis: ${REDIS_URL}
 providers:
   gemini: {}
   groq: {}
-  cerebras: {}
   nvidia: {}
   mistral: {}
-  github: {}
   openrouter: {}
   cloudflare: {}
 chains:
   answer:
     routes:
       - gemini/gemini-3.1-flash-lite
-      - groq/llama-3.3-70b-versatile
-      - cerebras/llama-3.3-70b
+      - groq/openai/gpt-oss-120b
       - nvidia/meta/llama-3.3-70b-instruct
       - mistral/mistral-small-latest
-      - github/openai/gpt-4o-mini
-      - gemini/gemini-2.5-flash
-      - gemini/gemini-3.5-flash
-      - github/openai/gpt-4o
+      - gemini/gemini-3.5-flash-lite
+      - gemini/gemini-3.6-flash
+      - groq/openai/gpt-oss-20b
       - gemini/gemma-3-27b-it
-      - groq/llama-3.1-8b-instant
-      - cerebras/llama3.1-8b
-      - cloudflare/@cf/meta/llama-3.1-8b-instruct
+      - cloudflare/@cf/zai-org/glm-4.7-flash
     attempt_timeout: 15s
     deadline: 45s
     hedge_delay: 3s

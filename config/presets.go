@@ -55,6 +55,10 @@ type Preset struct {
 	Models []PresetModel
 	// Source says where the limits and facts come from, with dates.
 	Source string
+	// Checked is the catalog's last look at the provider's own page (issue
+	// 35): the page's public URL, the date that page gives (YYYY-MM-DD),
+	// and whether the free offer still stands. See catalog.go.
+	Checked Checked
 }
 
 // PresetModel is one model of a preset.
@@ -83,6 +87,14 @@ type PresetModel struct {
 	Dimensions int
 	// Source of the model's figures, with its date.
 	Source string
+	// Status is StatusActive ("") unless the provider retired the model or
+	// stopped offering it free; Retired is then the date it did, Instead
+	// the route to use, and StatusSource the page that says so. A config
+	// naming it still loads, with a warning (catalog.go).
+	Status       Status
+	Retired      string
+	Instead      string
+	StatusSource string
 }
 
 // Sources shared by several entries.
@@ -96,6 +108,7 @@ const (
 	srcUnverified = "id from the provider's catalog [not in docs/PROVIDERS.md, unverified]; limits are the account's"
 	srcSambaNova  = "docs.sambanova.ai/docs/en/models/rate-limits Free Tier table [2026-08-31, via cuihuan/awesome-ai-gateway free_tiers.json]"
 	srcZai        = "docs.z.ai/guides/overview/pricing: free input and output [2026-08-31]; limits unpublished"
+	srcGeminiFree = "https://ai.google.dev/gemini-api/docs/pricing free tier [2026-10-22, via apidog.com/jp/blog/gemini-api-free-tier]; context from https://ai.google.dev/gemini-api/docs/models [2026-12-04]; free limits unpublished"
 )
 
 // Where each provider says what its models take besides text (issue 33:
@@ -243,6 +256,13 @@ func presetCatalog() map[string]Preset {
 				// https://ai.google.dev/gemini-api/docs/latest-model as quoted
 				// in github.com/cline/cline/issues/12521): newer models are
 				// left to instruct. Gemma through this API: not confirmed.
+				// Free since 2026 (https://ai.google.dev/gemini-api/docs/pricing
+				// free-tier column, read 2026-10-22 by
+				// apidog.com/jp/blog/gemini-api-free-tier); Google publishes no
+				// per-model free limits any more: none set, learned from 429s.
+				{ID: "gemini-3.8-flash", MaxContext: 1048576, Reasoning: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGeminiFree},
+				{ID: "gemini-3.6-flash", MaxContext: 1048576, Reasoning: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGeminiFree},
+				{ID: "gemini-3.5-flash-lite", MaxContext: 1048576, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGeminiFree},
 				{ID: "gemini-3.5-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
 				{ID: "gemini-3-flash", Limits: Limits{RPM: 5, RPD: 20, TPM: 250000}, MaxContext: 1048576, Reasoning: true, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
 				{ID: "gemini-3.1-flash-lite", Limits: Limits{RPM: 15, RPD: 500, TPM: 250000}, MaxContext: 1048576, Prefix: true, Tools: CapYes, Vision: CapYes, Audio: CapYes, CapsSource: capGemini, Source: srcGemini + "; " + srcGeminiCtx + "; id from the model's name"},
@@ -377,6 +397,9 @@ func presetCatalog() map[string]Preset {
 			// Prefill: not documented for Workers AI; instruct.
 			Models: []PresetModel{
 				{ID: "@cf/meta/llama-3.1-8b-instruct", Canonical: "llama-3.1-8b", Tools: CapUnknown, Vision: CapNo, Audio: CapNo, CapsSource: capCloudflare, Source: "developers.cloudflare.com/workers-ai/get-started/rest-api [2026]"},
+				// The replacement Cloudflare names for the models it deprecated
+				// on 2026-05-30: tools, multi-turn tool calling.
+				{ID: "@cf/zai-org/glm-4.7-flash", Canonical: "glm-4.7-flash", Reasoning: true, Tools: CapYes, Vision: CapNo, Audio: CapNo, CapsSource: "https://developers.cloudflare.com/workers-ai/models/glm-4.7-flash/: multi-turn tool calling; text [2026-05-08]", Source: "https://developers.cloudflare.com/changelog/post/2026-05-08-planned-model-deprecations/ [2026-05-08]"},
 				// /ai/v1/embeddings (open-ai-compatibility): 768 dimensions, 512
 				// input tokens.
 				{ID: "@cf/baai/bge-base-en-v1.5", Embedding: true, Dimensions: 768, MaxContext: 512, Canonical: "bge-base-en-v1.5", Source: "https://developers.cloudflare.com/workers-ai/models/bge-base-en-v1.5/ and open-ai-compatibility [2026-12-04]"},
@@ -515,6 +538,7 @@ func presetCatalog() map[string]Preset {
 			Source: "github.com/ollama/ollama openai/openai.go, middleware/openai.go",
 		},
 	}
+	applyChecks(list)
 	m := make(map[string]Preset, len(list))
 	for _, p := range list {
 		m[p.Name] = p

@@ -411,6 +411,11 @@ func (l *loader) lookupRoute(id string) (*provState, modelSpec, string) {
 		}
 		return nil, modelSpec{}, fmt.Sprintf("unknown provider %q in route %q%s; providers are: %s", prov, id, hint, quoteList(names))
 	}
+	if st.preset != nil {
+		if msg := st.preset.retiredRoute(id); msg != "" {
+			return nil, modelSpec{}, msg
+		}
+	}
 	spec, known := l.modelSpec(st, model)
 	if !known && st.preset != nil && !st.preset.acceptsAny(model) {
 		ids := l.knownModels(st)

@@ -141,6 +141,9 @@ type stackOptions struct {
 	dataDir string
 	// httpClient, when set, is the client the gateway calls providers with.
 	httpClient *http.Client
+	// discover, when set, is how often the gateway reads the providers'
+	// model lists (tollfree.Options.DiscoverEvery); default none.
+	discover time.Duration
 }
 
 // stack is an emulator and a gateway in front of it.
@@ -180,7 +183,7 @@ func startStackWith(tb testing.TB, o stackOptions) *stack {
 		tb.Fatalf("config: %v", err)
 	}
 	recs := &attempts{}
-	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Store: o.store, CallLog: o.callLog, Logger: o.logger, HTTPClient: o.httpClient})
+	gw, err := tollfree.New(tollfree.Options{Plan: plan, Clock: o.clock, Recorder: recs, Metrics: newMetrics, Store: o.store, CallLog: o.callLog, Logger: o.logger, HTTPClient: o.httpClient, DiscoverEvery: o.discover})
 	if err != nil {
 		tb.Fatalf("tollfree.New: %v", err)
 	}

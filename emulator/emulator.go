@@ -164,6 +164,16 @@ type Model struct {
 	// unit vectors of Dimensions numbers (default 768), and refuses chat.
 	Embedding  bool
 	Dimensions int
+	// Unlisted leaves the model out of the provider's model list (GET
+	// /models, Gemini's models.list) while it still answers: a model the
+	// provider is retiring (issue 35). With Gone too, calls fail as well.
+	// See models.go.
+	Unlisted bool
+	// Price is what OpenRouter's list says the model costs, in dollars per
+	// token; zero is free.
+	Price Price
+	// ContextLength is the context OpenRouter's list gives; 0 leaves it out.
+	ContextLength int
 }
 
 // Turn is one message of a call as the model reads it: Role is "system",

@@ -361,16 +361,8 @@ func (e *Emulator) serveGemini(w http.ResponseWriter, r *http.Request, p Provide
 			e.writeFailure(w, e.failureOf(c))
 			return
 		}
-		var models []obj
-		for _, id := range e.Models(p.Name) {
-			models = append(models, obj{{"name", "models/" + id}, {"displayName", id},
-				{"supportedGenerationMethods", []string{"generateContent", "countTokens"}}})
-		}
-		if models == nil {
-			models = []obj{}
-		}
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write(pretty(obj{{"models", models}}))
+		w.Write(pretty(e.geminiModels(p)))
 		return
 	}
 	rest, ok := strings.CutPrefix(path, "/models/")

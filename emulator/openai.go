@@ -389,15 +389,3 @@ func (e *Emulator) answerOpenAI(ctx context.Context, w http.ResponseWriter, c *c
 	w.Write(body)
 	return http.StatusOK
 }
-
-func (e *Emulator) writeModels(w http.ResponseWriter, p Provider) {
-	var data []obj
-	for _, id := range e.Models(p.Name) {
-		data = append(data, obj{{"id", id}, {"object", "model"}, {"created", 1700000000}, {"owned_by", p.Name}})
-	}
-	if data == nil {
-		data = []obj{}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(compact(obj{{"object", "list"}, {"data", data}}))
-}

@@ -1,6 +1,9 @@
 package rest
 
-import "github.com/tollfree/tollfree/config"
+import (
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/failure"
+)
 
 // State is what a route or provider is doing, as the status page, the
 // metrics and the admin API read it. Its values are their labels.
@@ -12,6 +15,10 @@ const (
 	Disabled State = "disabled"
 	// Paused: a hand paused the route or its provider.
 	Paused State = "paused"
+	// Gone: the provider no longer lists the route's model (package
+	// discover), or answered that it is decommissioned: a rest of class
+	// failure.Gone of the route itself (issue 35).
+	Gone State = "gone"
 	// Exhausted: today's quota is spent (a per-day rest; package status
 	// adds a daily budget window counted full).
 	Exhausted State = "exhausted"
@@ -56,6 +63,8 @@ func (t Table) Of(rt *config.Route) Standing {
 		return Standing{Paused, own}
 	case provOK && prov.Manual:
 		return Standing{Paused, prov}
+	case ownOK && own.Class == failure.Gone:
+		return Standing{Gone, own}
 	case ownOK && own.Exhausts():
 		return Standing{Exhausted, own}
 	case provOK && prov.Exhausts():

@@ -11,7 +11,7 @@ func urgency(state string) int {
 	switch state {
 	case Failing, ChainDown:
 		return 0
-	case Resting, Exhausted, ChainDegraded:
+	case Resting, Gone, Exhausted, ChainDegraded:
 		return 1
 	case Partly:
 		return 2

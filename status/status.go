@@ -62,6 +62,8 @@ const (
 	Paused    = string(rest.Paused)
 	Exhausted = string(rest.Exhausted)
 	Disabled  = string(rest.Disabled)
+	// Gone: the provider no longer lists the route's model (issue 35).
+	Gone = string(rest.Gone)
 	// Failing: nothing rests the route, but most of its latest attempts
 	// failed (see the package doc).
 	Failing = "failing"

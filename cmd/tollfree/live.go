@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/calllog"
@@ -36,6 +37,9 @@ type live struct {
 	health  func() map[string]string
 	secrets []string // every secret value of every config loaded, scrubbed from the outputs
 	lastSum string   // the config file's contents as last read by a reload, hashed (watch.File)
+	// discover is how often each gateway reads the providers' model lists
+	// (-discover; 0 reads none).
+	discover time.Duration
 
 	mu      sync.Mutex // guards cur and the generations' in-flight counts
 	cur     *generation
@@ -107,7 +111,7 @@ func (sh *shared) close() error {
 
 // build makes a gateway of plan on the shared store and call log.
 func (l *live) build(plan *config.Plan) (*generation, error) {
-	o := tollfree.Options{Plan: plan, Store: l.store, Logger: l.logger, Health: l.health, Metrics: newMetrics}
+	o := tollfree.Options{Plan: plan, Store: l.store, Logger: l.logger, Health: l.health, Metrics: newMetrics, DiscoverEvery: l.discover}
 	if l.log != nil {
 		o.CallLog, o.KeepCallLog = l.log, true
 	}

@@ -3,6 +3,7 @@
 //
 //	tollfree serve [-config] [tollfree.yaml]   run the gateway (SIGHUP or an edit reloads the config)
 //	tollfree check [-config] [tollfree.yaml]   validate a config and print its chains
+//	tollfree presets                           print the provider catalog and when each was checked
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/discover"
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/heapfloor"
 	"github.com/tollfree/tollfree/internal/watch"
@@ -34,8 +36,9 @@ import (
 const usage = `tollfree keeps an AI feature answering on free LLM tiers.
 
 Usage:
-  tollfree serve [-listen ADDR] [FILE]           run the gateway
+  tollfree serve [-listen ADDR] [-discover D] [FILE]  run the gateway (reads model lists every D, default 24h)
   tollfree check [FILE]                          validate a config, print chains, routes and limits
+  tollfree presets                               the provider catalog: status, source page and date, models
   tollfree demo  [-duration D] [-speed N]        emulated free providers + the gateway, with sample traffic
   tollfree demo -assistant [-listen ADDR]        a demo site with the chat widget and its assistant, keyless
   tollfree doctor [-config FILE] [-dry-run]      probe every route with a tiny request (-thinking=false, -max-tokens N)
@@ -49,7 +52,7 @@ FILE may also be given as -config FILE. Without one, tollfree.yaml is read
 when it exists; otherwise the built-in
 free-tier presets are used with the provider keys found in the environment
 (GROQ_API_KEY, GEMINI_API_KEY, CEREBRAS_API_KEY, OPENROUTER_API_KEY,
-NVIDIA_API_KEY, MISTRAL_API_KEY, GITHUB_TOKEN...).
+NVIDIA_API_KEY, MISTRAL_API_KEY, CLOUDFLARE_API_TOKEN...).
 `
 
 func main() {
@@ -72,6 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, args[1:], stdout, stderr)
 	case "check":
 		err = check(args[1:], stdout)
+	case "presets":
+		err = presetsCmd(args[1:], stdout)
 	case "demo":
 		err = demo(ctx, args[1:], stdout, stderr)
 	case "doctor":
@@ -156,6 +161,7 @@ func check(args []string, stdout io.Writer) error {
 	writeCheckTable(stdout, plan)
 	fmt.Fprintln(stdout)
 	writeReadiness(stdout, plan)
+	writeCatalogNotes(stdout, plan)
 	return nil
 }
 
@@ -213,6 +219,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	path := fs.String("config", "", "config file, also given as the one argument (default tollfree.yaml if present, else built-in presets)")
 	listen := fs.String("listen", "", "listen address (overrides the config's listen)")
+	discoverEvery := fs.Duration("discover", discover.DefaultEvery, "read each enabled provider's model list at start and this often, and skip a route whose model it no longer lists until it is back; 0 reads none")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (/debug/pprof/, its mutex profile sampling 1 contention in 100) on this loopback address, e.g. 127.0.0.1:6060; off when empty, and then heap profiling is off too")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -263,7 +270,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sh.close() // last: the call log and the state, flushed
 	lv := &live{path: *path, listen: *listen, outs: []io.Writer{stdout, stderr}, logger: logger,
-		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: watch.File(configFile(*path))()}
+		store: sh.store, log: sh.log, health: health, secrets: plan.SecretValues(), lastSum: watch.File(configFile(*path))(), discover: *discoverEvery}
 	g, err := lv.build(plan)
 	if err != nil {
 		return err
@@ -307,6 +314,7 @@ func listenAndServe(ctx context.Context, lv *live, plan *config.Plan, stdout io.
 	}
 	fmt.Fprintf(stdout, "tollfree listening on http://%s (chains: %v)\n", ln.Addr(), plan.ChainOrder)
 	writeReadiness(stdout, plan)
+	writeCatalogNotes(stdout, plan)
 	for _, r := range plan.Readiness() {
 		if r.Enabled == 0 {
 			lv.logger.Warn("chain has no enabled route: every request to it gets its fallback; /healthz says degraded", "chain", r.Chain, "fix", strings.Join(r.Fixes, "; "))

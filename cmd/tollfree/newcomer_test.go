@@ -207,7 +207,7 @@ func TestServeDefaultsWithoutFile(t *testing.T) {
 	noKeys(t)
 	t.Chdir(t.TempDir())
 	s := startServe(t, []string{"-listen", "127.0.0.1:0"}, 1)
-	for _, want := range []string{"warning: chain answer: 0 of 13 routes enabled, so every request gets a 503 no_route_enabled; set GEMINI_API_KEY (gemini: 4 routes), GROQ_API_KEY (groq: 2 routes)", "CLOUDFLARE_API_TOKEN (cloudflare/@cf/meta/llama-3.1-8b-instruct)"} {
+	for _, want := range []string{"warning: chain answer: 0 of 9 routes enabled, so every request gets a 503 no_route_enabled; set GEMINI_API_KEY (gemini: 4 routes), GROQ_API_KEY (groq: 2 routes)", "CLOUDFLARE_API_TOKEN (cloudflare/@cf/zai-org/glm-4.7-flash)"} {
 		if !strings.Contains(s.lines[0], want) {
 			t.Errorf("serve printed %q, want it to hold %q", s.lines[0], want)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tollfree/tollfree/tools/sim"
@@ -18,20 +19,26 @@ import (
 func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	days := fs.Int("days", 1, "days of generated traffic")
+	shape := fs.String("shape", sim.ShapeSite, "the traffic: site (seed 000's day), chat (a chat bot's day), batch (an evaluation job's calls back to back), week (seven site days) or wrong-limits (a site day, the emulator's limits 50% off the presets)")
+	policies := fs.String("policies", "tollfree,learned,naive,capacity,optimum", "the policies, comma-separated: tollfree, learned (tollfree with limits learned), naive, capacity (greedy), optimum (the bound)")
+	days := fs.Int("days", 1, "days of generated traffic (site, chat, wrong-limits)")
 	trace := fs.String("trace", "", "read the trace from this CSV file (seconds from the start, prompt tokens) instead of generating one")
 	seed := fs.Uint64("seed", 0, "seed of the generated trace")
-	requests := fs.Int("requests", 3000, "questions a day in the generated trace (seed 000's site cap is 3,000)")
+	requests := fs.Int("requests", 0, "questions a day in the generated trace, calls for the batch (default: 3,000, seed 000's site cap; chat 4,000; batch 600)")
 	out := fs.String("out", "", "write sim.txt (the tables) and sim.svg (the plot) into this folder")
 	incidents := fs.Bool("incidents", true, "replay seed 000's incidents every day (503s, a slow model, a hung call)")
-	chainName := fs.String("chain", "capped", "the routes asked: capped (seed 000's routes with a daily cap, so that the day binds) or seed000 (all 13, NVIDIA's uncapped 40 a minute included)")
+	chainName := fs.String("chain", "", "the routes asked: capped (seed 000's routes with a daily cap, so that the day binds; the default but for the batch) or seed000 (all 13, NVIDIA's uncapped 40 a minute included)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	if *days < 1 || *days > 31 || *requests < 1 {
+	if *days < 1 || *days > 31 || *requests < 0 {
 		return fmt.Errorf("-days must be 1 to 31 and -requests at least 1")
 	}
-	var tr []sim.Arrival
+	sh, err := sim.MakeShape(*shape, *requests, *days, *seed)
+	if err != nil {
+		return fmt.Errorf("-shape must be one of %s, not %q", strings.Join(sim.Shapes(), ", "), *shape)
+	}
+	tr := sh.Trace
 	if *trace != "" {
 		f, err := os.Open(*trace)
 		if err != nil {
@@ -42,11 +49,14 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-	} else {
-		tr = sim.Generate(sim.TraceOptions{Days: *days, PerDay: *requests, Seed: *seed})
 	}
-	o := sim.Options{Trace: tr}
+	o := sim.Options{Trace: tr, Chain: sh.Chain, Scale: sh.Scale}
 	switch *chainName {
+	case "":
+		*chainName = "capped"
+		if *shape == sim.ShapeBatch {
+			*chainName = "gpt-oss-120b"
+		}
 	case "capped":
 		o.Chain = sim.CappedChain()
 	case "seed000":
@@ -54,21 +64,45 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return fmt.Errorf("-chain must be capped or seed000, not %q", *chainName)
 	}
+	if o.Scale != nil {
+		// The wrong limits are the shape's chain's; a route added by
+		// -chain keeps its own.
+		o.Scale = sim.WrongScale(o.Chain, *seed)
+	}
+	for _, p := range strings.Split(*policies, ",") {
+		name, ok := map[string]string{"tollfree": sim.PolicyTollfree, "learned": sim.PolicyLearning, "naive": sim.PolicyNaive,
+			"capacity": sim.PolicyCapacity, "optimum": sim.PolicyOptimum}[strings.TrimSpace(p)]
+		if !ok {
+			return fmt.Errorf("-policies: %q is not one of tollfree, learned, naive, capacity, optimum", p)
+		}
+		o.Policies = append(o.Policies, name)
+	}
 	if *incidents {
 		o.Incidents = sim.Incidents()
 	}
-	fmt.Fprintf(stderr, "simulating %d questions on a virtual clock: tollfree, tollfree with limits learned, a naive chain, and the capacity...\n", len(tr))
+	fmt.Fprintf(stderr, "simulating %d questions on a virtual clock: %s...\n", len(tr), strings.Join(o.Policies, "; "))
 	o.Progress = simProgress(progressTo(stderr))
 	rep, err := sim.Run(ctx, o)
 	if err != nil {
 		return err
 	}
 	var text bytes.Buffer
-	fmt.Fprintf(&text, "%d questions from %s over %d day(s), a chain of %d routes (-chain %s)", rep.Requests, rep.Start.Format("2006-01-02 15:04 MST"), rep.Days, len(rep.Chain), *chainName)
+	fmt.Fprintf(&text, "-shape %s (%s, seed %d): %d questions from %s over %d day(s), a chain of %d routes (-chain %s)", sh.Name, sh.What, *seed, rep.Requests, rep.Start.Format("2006-01-02 15:04 MST"), rep.Days, len(rep.Chain), *chainName)
+	if *trace != "" {
+		fmt.Fprintf(&text, ", the trace read from %s", filepath.Base(*trace))
+	}
 	if len(rep.Incidents) > 0 {
 		fmt.Fprintf(&text, ", with %d incidents a day", len(rep.Incidents))
 	}
-	text.WriteString("\n\n")
+	text.WriteString("\n")
+	if len(rep.Scale) > 0 {
+		text.WriteString("limits the emulator enforces, against the presets the gateway is configured with:")
+		for _, id := range rep.Chain {
+			fmt.Fprintf(&text, " %s ×%g;", id, rep.Scale[id])
+		}
+		text.WriteString("\n")
+	}
+	text.WriteString("\n")
 	if err := rep.WriteTable(&text); err != nil {
 		return err
 	}

@@ -34,4 +34,36 @@ func TestSimChain(t *testing.T) {
 	if code := run([]string{"sim", "-chain", "all"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "-chain must be capped or seed000") {
 		t.Errorf("-chain all: exit %d, stderr %q; want 1 and the choices", code, stderr.String())
 	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "-shape", "month"}, "-shape must be one of site, chat, batch, week, wrong-limits"},
+		{[]string{"sim", "-policies", "tollfree,random"}, `-policies: "random" is not one of`},
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := run(tt.args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}
+
+// TestSimShape: -shape plays the shape named, says so in its first line
+// with the shape's chain, and -policies picks the columns.
+func TestSimShape(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"sim", "-shape", "batch", "-requests", "30", "-policies", "naive,optimum"}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("%v exited %d: %s", args, code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"-shape batch (an evaluation batch", "a chain of 3 routes (-chain gpt-oss-120b)", "naive chain", "optimum (bound)", "share of optimum", "cerebras/gpt-oss-120b"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%v: the output does not say %q:\n%s", args, want, out)
+		}
+	}
+	if strings.Contains(out, "capacity  ") || strings.Contains(out, "limits learned") {
+		t.Errorf("%v: a policy not asked for is in the table:\n%s", args, out)
+	}
 }

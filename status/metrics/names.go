@@ -87,6 +87,7 @@ const (
 	StatePaused    = string(rest.Paused)
 	StateExhausted = string(rest.Exhausted)
 	StateDisabled  = string(rest.Disabled)
+	StateGone      = string(rest.Gone)
 	StateFailing   = "failing"
 )
 

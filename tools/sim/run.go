@@ -53,7 +53,12 @@ type Options struct {
 	// Incidents happen on every day the trace covers; nil means none. An
 	// incident on a route not in Chain is left out.
 	Incidents []Incident
-	// Policies to run, from the Policy constants. Default all four.
+	// Scale multiplies the limits the emulator enforces on a route's model
+	// (its RPM, RPD, TPM and TPD), leaving the gateway's config at the
+	// presets': a day where the configured limits are wrong. Nil: none.
+	Scale map[string]float64
+	// Policies to run, from the Policy constants. Default all five (the
+	// optimum computed, the others played).
 	Policies []string
 	// Progress, when set, is called as each policy starts (done of total
 	// policies finished so far) and once more when all are done, for a
@@ -78,6 +83,12 @@ type Report struct {
 	Requests  int
 	Days      int
 	Incidents []Incident
+	// Scale is Options.Scale.
+	Scale map[string]float64
+	// Bin is the width of the bins of time the results count answers in,
+	// from From (offsets from Start): an hour from the start, or a minute
+	// from the first arrival's for a trace shorter than two hours.
+	Bin, From time.Duration
 	Results   []*Result
 }
 
@@ -110,10 +121,18 @@ type Result struct {
 	LoserCalls, LoserTokens int
 	// P50, P95, P99 are answer times (virtual), fallback answers included.
 	P50, P95, P99 time.Duration
-	// ByModelHour and FallbackHour count answers per hour of the trace.
-	ByModelHour, FallbackHour []int
+	// ByModelBin and FallbackBin count answers by the arrival's bin of
+	// time (Report.Bin).
+	ByModelBin, FallbackBin []int
 	// ByRoute counts answers per route.
 	ByRoute map[string]int
+	// PaceBin is, for a policy that paces its day caps, the answers its
+	// pace line allowed the day-capped routes by the end of each bin
+	// since the day began (the pacer's forecast, summed over the routes
+	// it paced); nil otherwise.
+	PaceBin []float64
+	// CappedBin counts answers by the routes with a daily cap, per bin.
+	CappedBin []int
 	// Stalls counts the times the driver moved the clock without having
 	// seen every goroutine settle (0 in a sound run).
 	Stalls int64
@@ -133,10 +152,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Chain) == 0 {
 		o.Chain = CappedChain()
 	}
-	for _, id := range o.Chain {
-		if !slices.Contains(chain, id) {
-			return nil, fmt.Errorf("sim: route %q is not in seed 000's chain (sim.Chain)", id)
-		}
+	ps, err := tiers(o.Chain, o.Scale)
+	if err != nil {
+		return nil, err
 	}
 	var kept []Incident
 	for _, in := range o.Incidents {
@@ -146,10 +164,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	o.Incidents = kept
 	if len(o.Policies) == 0 {
-		o.Policies = []string{PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity}
+		o.Policies = []string{PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity, PolicyOptimum}
 	}
 	days := int(o.Trace[len(o.Trace)-1].At/(24*time.Hour)) + 1
-	rep := &Report{Start: o.Start, Chain: o.Chain, Requests: len(o.Trace), Days: days, Incidents: o.Incidents}
+	bins := binsFor(o.Trace)
+	rep := &Report{Start: o.Start, Chain: o.Chain, Requests: len(o.Trace), Days: days, Incidents: o.Incidents, Scale: o.Scale, Bin: bins.width, From: bins.from}
 	progress := o.Progress
 	if progress == nil {
 		progress = func(string, int, int) {}
@@ -162,13 +181,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		var err error
 		switch p {
 		case PolicyTollfree, PolicyLearning:
-			res, err = runGateway(ctx, o, days, p == PolicyTollfree)
+			res, err = runGateway(ctx, o, ps, days, p == PolicyTollfree)
 		case PolicyNaive:
-			res, err = runNaive(ctx, o, days, false)
+			res, err = runNaive(ctx, o, ps, days, false)
 		case PolicyCapacity:
-			res, err = runNaive(ctx, o, days, true)
+			res, err = runNaive(ctx, o, ps, days, true)
+		case PolicyOptimum:
+			res = Optimum(o.Trace, o.Start, chainDeadline, o.Chain, ps)
 		default:
-			return nil, fmt.Errorf("sim: unknown policy %q (want one of %q, %q, %q, %q)", p, PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity)
+			return nil, fmt.Errorf("sim: unknown policy %q (want one of %q, %q, %q, %q, %q)", p, PolicyTollfree, PolicyLearning, PolicyNaive, PolicyCapacity, PolicyOptimum)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sim: %s: %w", p, err)
@@ -182,14 +203,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // event is an arrival (incident nil) or an incident, in time order.
 type event struct {
 	at       time.Duration
-	prompt   int
+	arrival  Arrival
 	incident *Incident
 }
 
 func events(o Options, days int) []event {
 	ev := make([]event, 0, len(o.Trace)+days*len(o.Incidents))
 	for _, a := range o.Trace {
-		ev = append(ev, event{at: a.At, prompt: a.Prompt})
+		ev = append(ev, event{at: a.At, arrival: a})
 	}
 	for d := range days {
 		for i := range o.Incidents {
@@ -209,6 +230,10 @@ type outcome struct {
 	route   string
 	took    time.Duration
 }
+
+// chainDeadline is the chain's deadline (configYAML): a question is
+// answered within it of its arrival or by the fallback.
+const chainDeadline = 30 * time.Second
 
 // emuURL is where the in-process emulator seems to live.
 const emuURL = "http://emulator.sim"
@@ -264,10 +289,10 @@ func blip(a *route.Attempt) bool {
 	return false
 }
 
-func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result, error) {
+func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, limits bool) (*Result, error) {
 	d := newDriver(o.Start)
 	clk := d.clockFor(false)
-	emu := newEmulator(d, o.Chain, false)
+	emu := newEmulator(d, ps, false)
 	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, o.Chain, limits)), simEnv)
 	if err != nil {
 		return nil, err
@@ -297,7 +322,7 @@ func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result,
 		ctx, tk := d.begin(ctx)
 		rec.setTrack(id, tk)
 		start := clk.Now()
-		res, err := router.Chat(ctx, chain, id, question(e.prompt))
+		res, err := router.Chat(ctx, chain, id, question(e.arrival))
 		out := outcome{arrival: true, at: e.at, took: clk.Now().Sub(start)}
 		if err == nil {
 			out.byModel, out.route = true, res.Route.ID
@@ -310,7 +335,7 @@ func runGateway(ctx context.Context, o Options, days int, limits bool) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, o.Start, days)
+	r := summarize(outs, ps, binsFor(o.Trace))
 	r.Stalls = d.stalls.Load()
 	for _, a := range rec.a {
 		switch {
@@ -362,9 +387,9 @@ func emuCounts(r *Result, emu *emulator.Emulator) {
 // attempt timeout, within its deadline, moving on at any failure. As the
 // capacity oracle (oracle true), every answer is instant and no incident
 // happens.
-func runNaive(ctx context.Context, o Options, days int, oracle bool) (*Result, error) {
+func runNaive(ctx context.Context, o Options, ps []emulator.Preset, days int, oracle bool) (*Result, error) {
 	d := newDriver(o.Start)
-	emu := newEmulator(d, o.Chain, oracle)
+	emu := newEmulator(d, ps, oracle)
 	plan, err := config.Parse("sim.yaml", []byte(configYAML(emuURL, o.Chain, true)), simEnv)
 	if err != nil {
 		return nil, err
@@ -384,7 +409,7 @@ func runNaive(ctx context.Context, o Options, days int, oracle bool) (*Result, e
 		ctx, tk := d.begin(ctx)
 		defer d.end(tk)
 		start := clk.Now()
-		req := question(e.prompt)
+		req := question(e.arrival)
 		out := outcome{arrival: true, at: e.at}
 		dctx, cancel := clock.WithTimeout(ctx, clk, ch.Deadline)
 		defer cancel()
@@ -414,29 +439,62 @@ func runNaive(ctx context.Context, o Options, days int, oracle bool) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, o.Start, days)
+	r := summarize(outs, ps, binsFor(o.Trace))
 	r.Stalls = d.stalls.Load()
 	r.FailedCalls = failed
 	emuCounts(r, emu)
 	return r, nil
 }
 
+// bins are the bins of time a result counts answers in (Report.Bin).
+type bins struct {
+	from, width time.Duration
+	n           int
+}
+
+// binsFor returns the bins for a trace: hours of whole days from the
+// start, or, for a trace shorter than two hours, its minutes.
+func binsFor(tr []Arrival) bins {
+	if len(tr) == 0 {
+		return bins{width: time.Hour, n: 24}
+	}
+	first, last := tr[0].At, tr[len(tr)-1].At
+	if last-first < 2*time.Hour {
+		from := first.Truncate(time.Minute)
+		return bins{from: from, width: time.Minute, n: int((last-from)/time.Minute) + 2}
+	}
+	return bins{width: time.Hour, n: 24 * (int(last/(24*time.Hour)) + 1)}
+}
+
+// index is the bin of an arrival at offset at.
+func (b bins) index(at time.Duration) int {
+	return min(max(int((at-b.from)/b.width), 0), b.n-1)
+}
+
+// result is an empty result with its bins.
+func (b bins) result() *Result {
+	return &Result{ByModelBin: make([]int, b.n), FallbackBin: make([]int, b.n), CappedBin: make([]int, b.n), ByRoute: map[string]int{}}
+}
+
 // summarize counts the outcomes.
-func summarize(outs []outcome, start time.Time, days int) *Result {
-	r := &Result{ByModelHour: make([]int, 24*days), FallbackHour: make([]int, 24*days), ByRoute: map[string]int{}}
+func summarize(outs []outcome, ps []emulator.Preset, bins bins) *Result {
+	r := bins.result()
 	var took []time.Duration
 	for _, o := range outs {
 		if !o.arrival {
 			continue
 		}
-		h := min(int(o.at/time.Hour), len(r.ByModelHour)-1)
+		h := bins.index(o.at)
 		if o.byModel {
 			r.ByModel++
-			r.ByModelHour[h]++
+			r.ByModelBin[h]++
 			r.ByRoute[o.route]++
+			if dayCapped(ps, o.route) {
+				r.CappedBin[h]++
+			}
 		} else {
 			r.ByFallback++
-			r.FallbackHour[h]++
+			r.FallbackBin[h]++
 		}
 		took = append(took, o.took)
 	}
@@ -456,19 +514,44 @@ func summarize(outs []outcome, start time.Time, days int) *Result {
 // gateway's estimate agree within a few percent.
 var words = []string{"the", "map", "api", "run", "job", "web", "art", "new", "use", "how", "and", "for", "log", "dev", "app", "kit"}
 
-// question is a site-assistant question of n prompt tokens: the site's
-// content as the system message, then a short question, with a 400-token
-// cap on the answer.
-func question(n int) *llm.Request {
-	const q = "What did you build for the map app and how can I get in touch with you now?"
+// question is a question of a.Prompt tokens as the emulator counts them
+// (tokens, the same text): for the site, its content as the system
+// message, then a short question, with a 400-token cap on the answer; a
+// question that wants an answer of another length (a.Answer) says so at
+// its end (answerFor) and caps its answer 100 tokens above it.
+func question(a Arrival) *llm.Request {
+	q := "What did you build for the map app and how can I get in touch with you now?"
+	maxTokens := 400
+	if a.Answer > 0 {
+		q += fmt.Sprintf("%s%d tokens]", answerMark, a.Answer)
+		maxTokens = max(maxTokens, a.Answer+100)
+	}
+	n := a.Prompt
 	var b strings.Builder
 	b.Grow(4 * n)
 	for i := 0; b.Len()+4 <= 4*n-len(q); i++ {
 		b.WriteString(words[(i*7+i/16)%len(words)])
 		b.WriteByte(' ')
 	}
-	return &llm.Request{MaxTokens: 400, Messages: []llm.Message{
+	return &llm.Request{MaxTokens: maxTokens, Messages: []llm.Message{
 		{Role: "system", Content: b.String()},
 		{Role: "user", Content: q},
 	}}
+}
+
+// tokens is what the emulator charges for answering a: its prompt (every
+// message's text, four bytes a token) and its answer. An adapter may add
+// text to a prompt (Gemma's system message folded into the user's), never
+// take any away, so this is never more than the charge.
+func tokens(a Arrival) int {
+	req := question(a)
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Content)
+	}
+	ans := len(answerText)
+	if a.Answer > 0 {
+		ans = 4 * a.Answer
+	}
+	return (n+3)/4 + (ans+3)/4
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,57 +54,128 @@ var scarce = map[string]bool{
 	"gemini/gemini-3-flash": true, "gemini/gemini-2.5-flash": true, "gemini/gemini-2.5-flash-lite": true,
 }
 
-// providersOf lists the providers of routes, in seed 000's order.
+// providersOf lists the providers of routes in the order they first
+// appear.
 func providersOf(routes []string) []string {
 	var out []string
-	for _, p := range []string{"gemini", "groq", "nvidia"} {
-		for _, id := range routes {
-			if strings.HasPrefix(id, p+"/") {
-				out = append(out, p)
-				break
-			}
+	for _, id := range routes {
+		p, _, _ := strings.Cut(id, "/")
+		if !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// newEmulator returns the emulated free tiers of the routes' providers,
-// with the limits of emulator.FreeTier (docs/PROVIDERS.md) enforced on the
-// emulator's side, each refusal counted against the day as seed 000 saw.
-// As the capacity oracle (oracle true) every answer is instant and every
-// refusal free.
-func newEmulator(d *driver, routes []string, oracle bool) *emulator.Emulator {
-	emu := emulator.New(emulator.Options{Clock: d.clockFor(true)})
+// tiers returns the free tiers of the routes' providers as
+// emulator.FreeTier gives them (docs/PROVIDERS.md), with only the routes'
+// models, each model's limits multiplied by scale[route] when set (a day
+// where the configured limits are wrong: the config keeps the presets').
+// The emulator enforces these limits and the optimum is computed from
+// them.
+func tiers(routes []string, scale map[string]float64) ([]emulator.Preset, error) {
 	want := map[string]bool{}
 	for _, id := range routes {
 		want[id] = true
 	}
-	for _, p := range emulator.FreeTier() {
-		if !slices.Contains(providersOf(routes), p.Provider.Name) {
-			continue
+	var out []emulator.Preset
+	for _, name := range providersOf(routes) {
+		for _, p := range emulator.FreeTier() {
+			if p.Provider.Name != name {
+				continue
+			}
+			var models []emulator.Model
+			for _, m := range p.Models {
+				id := name + "/" + m.ID
+				if !want[id] {
+					continue
+				}
+				delete(want, id)
+				if f, ok := scale[id]; ok {
+					m.Limits = scaleLimits(m.Limits, f)
+				}
+				models = append(models, m)
+			}
+			p.Models = models
+			out = append(out, p)
 		}
+	}
+	for id := range want {
+		return nil, fmt.Errorf("sim: route %q is not one of the emulated free tiers (emulator.FreeTier)", id)
+	}
+	return out, nil
+}
+
+// scaleLimits multiplies every limit set by f, leaving at least 1.
+func scaleLimits(l emulator.Limits, f float64) emulator.Limits {
+	s := func(n int) int {
+		if n <= 0 {
+			return n
+		}
+		return max(1, int(float64(n)*f))
+	}
+	return emulator.Limits{RPM: s(l.RPM), RPD: s(l.RPD), TPM: s(l.TPM), TPD: s(l.TPD)}
+}
+
+// newEmulator returns the emulated free tiers ps, their limits enforced on
+// the emulator's side, each refusal counted against the day as seed 000
+// saw. As the capacity oracle (oracle true) every answer is instant and
+// every refusal free. Every model answers as long as the question asks
+// (answerFor).
+func newEmulator(d *driver, ps []emulator.Preset, oracle bool) *emulator.Emulator {
+	emu := emulator.New(emulator.Options{Clock: d.clockFor(true)})
+	for _, p := range ps {
 		if oracle {
 			p.Provider.CountRefusals = false
 		}
 		emu.AddProvider(p.Provider)
 		for _, m := range p.Models {
-			if !want[p.Provider.Name+"/"+m.ID] {
-				continue
-			}
 			if oracle {
 				m.Latency = 0
 			}
-			m.Answer = answerText
+			m.Answer, m.Reply = "", answerFor
 			emu.AddModel(p.Provider.Name, m)
 		}
 	}
 	return emu
 }
 
-// answerText is every model's answer: 250 tokens (1,000 bytes), a
+// answerText is the site's answer: 250 tokens (1,000 bytes), a
 // site-assistant answer of a few paragraphs, within the questions' cap of
 // 400, so that a token limit charges what a real answer costs.
-var answerText = strings.TrimSpace(strings.Repeat("The map app was built for the city's open data and you can write to me from the contact page. ", 11)[:1000])
+var answerText = strings.TrimSpace(strings.Repeat(answerSentence, 11)[:1000])
+
+const answerSentence = "The map app was built for the city's open data and you can write to me from the contact page. "
+
+// answerMark ends a question that asks for an answer of another length
+// than the site's: "[answer: N tokens]" (question).
+const answerMark = " [answer: "
+
+// answerFor is every emulated model's answer: answerText, or, when the
+// last message ends with an answer mark, an answer of that many tokens
+// (four bytes each, as the emulator counts).
+func answerFor(turns []emulator.Turn) string {
+	if len(turns) == 0 {
+		return answerText
+	}
+	last := turns[len(turns)-1].Text
+	i := strings.LastIndex(last, answerMark)
+	if i < 0 {
+		return answerText
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(last[i+len(answerMark):], " tokens]"))
+	if err != nil || n <= 0 {
+		return answerText
+	}
+	return answerOfLen(n)
+}
+
+// answerOfLen is an answer of n tokens: 4n bytes of answerSentence.
+func answerOfLen(n int) string {
+	b := []byte(strings.Repeat(answerSentence, 4*n/len(answerSentence)+1)[:4*n])
+	b[len(b)-1] = '.'
+	return string(b)
+}
 
 // Incident is a change of one route's behaviour at a moment of the day,
 // applied on the emulator to every policy alike.

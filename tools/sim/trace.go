@@ -20,6 +20,8 @@ type Arrival struct {
 	// Prompt is the question's size in tokens, site content included (the
 	// emulator's count: a token is four bytes of text).
 	Prompt int
+	// Answer is the answer's size in tokens; 0 means the site's 250.
+	Answer int
 }
 
 // TraceOptions shape a generated trace.
@@ -86,7 +88,8 @@ func promptSize(rng *rand.Rand) int {
 }
 
 // ReadTrace reads a trace as CSV: one arrival a line, its offset in seconds
-// from the start (a decimal number) and its prompt tokens. A first line
+// from the start (a decimal number), its prompt tokens and, optionally,
+// its answer tokens (none or 0: the site's 250). A first line
 // that does not parse as numbers is taken as a header. Lines need not be in
 // order.
 func ReadTrace(r io.Reader) ([]Arrival, error) {
@@ -116,7 +119,18 @@ func ReadTrace(r io.Reader) ([]Arrival, error) {
 		if sec < 0 || math.IsNaN(sec) || sec > 366*24*3600 || tok < 1 || tok > 1_000_000 {
 			return nil, fmt.Errorf("sim: trace line %d: seconds must be within a year and tokens between 1 and 1,000,000", line)
 		}
-		out = append(out, Arrival{At: time.Duration(sec * float64(time.Second)), Prompt: tok})
+		a := Arrival{At: time.Duration(sec * float64(time.Second)), Prompt: tok}
+		if len(rec) > 2 && strings.TrimSpace(rec[2]) != "" {
+			ans, err := strconv.Atoi(strings.TrimSpace(rec[2]))
+			if err != nil || ans < 0 || ans > 100_000 {
+				if line == 1 {
+					continue // a header
+				}
+				return nil, fmt.Errorf("sim: trace line %d: the answer tokens must be a number from 0 to 100,000, got %q", line, rec[2])
+			}
+			a.Answer = ans
+		}
+		out = append(out, a)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("sim: the trace has no arrivals")
@@ -127,11 +141,11 @@ func ReadTrace(r io.Reader) ([]Arrival, error) {
 
 // WriteTrace writes a trace in the format ReadTrace reads.
 func WriteTrace(w io.Writer, tr []Arrival) error {
-	if _, err := io.WriteString(w, "seconds,prompt_tokens\n"); err != nil {
+	if _, err := io.WriteString(w, "seconds,prompt_tokens,answer_tokens\n"); err != nil {
 		return err
 	}
 	for _, a := range tr {
-		if _, err := fmt.Fprintf(w, "%.3f,%d\n", a.At.Seconds(), a.Prompt); err != nil {
+		if _, err := fmt.Fprintf(w, "%.3f,%d,%d\n", a.At.Seconds(), a.Prompt, a.Answer); err != nil {
 			return err
 		}
 	}
