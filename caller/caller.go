@@ -81,6 +81,13 @@ type Identity struct {
 	// KeyLimits, for a key that narrows, count all the key's users
 	// together; zero otherwise.
 	KeyLimits config.CallerLimits
+	// Also is, for a visitor id issued less than NewVisitor ago, the
+	// address it comes from ("ip:..."), whose counters Limits spend too
+	// (issue 32: an address that threw each id away after a request got
+	// a fresh set of limits with every one, N + N² answers for a limit of
+	// N). An older id counts on its own: a visitor behind a shared
+	// address is told apart once it has come back.
+	Also string
 
 	narrow bool // a key that narrows, not yet narrowed
 }
@@ -208,7 +215,7 @@ func (r *Resolver) Identify(req *http.Request) (Identity, error) {
 // Caller is the llm.Caller the gateway is handed for id: its ID, key name
 // and whether it is the owner. Of turns it back into id.
 func (id Identity) Caller() llm.Caller {
-	return llm.Caller{ID: id.ID, Key: id.Key, Owner: id.Owner}
+	return llm.Caller{ID: id.ID, Key: id.Key, Owner: id.Owner, Also: id.Also}
 }
 
 // Of returns the Identity of a caller as the gateway is handed it (the
@@ -222,7 +229,7 @@ func (r *Resolver) Of(c llm.Caller) (Identity, error) {
 	if c.Key == "" {
 		id := Identity{ID: c.ID, Owner: c.Owner, Source: FromAddress}
 		if c.ID != "" {
-			id.Limits = r.limits
+			id.Limits, id.Also = r.limits, c.Also
 		}
 		return id, nil
 	}
@@ -266,14 +273,24 @@ func (r *Resolver) visitorOf(req *http.Request) Identity {
 				tok = c.Value
 			}
 		}
-		if id, ok := r.visitor.verify(tok, r.clock.Now()); ok {
+		now := r.clock.Now()
+		if id, exp, ok := r.visitor.verify(tok, now); ok {
 			v.ID, v.Source = "visitor:"+id, FromVisitorID
+			if exp.Sub(now) > r.visitor.ttl-NewVisitor {
+				v.Also = addressID(clientAddr(req, r.proxies, r.header))
+			}
 			return v
 		}
 	}
 	v.ID = addressID(clientAddr(req, r.proxies, r.header))
 	return v
 }
+
+// NewVisitor is how long a visitor id counts against its address's limits
+// too (Identity.Also): a day, the longest window of a caller limit, so
+// that within any window an address gets no more than its limits however
+// many ids it has minted in it.
+const NewVisitor = 24 * time.Hour
 
 // VisitorIDs reports whether the Resolver issues signed visitor ids.
 func (r *Resolver) VisitorIDs() bool { return r.visitor != nil }
@@ -303,7 +320,7 @@ func (r *Resolver) VisitorHeader() string { return r.vheader }
 // outlasts the longest chain deadline.
 func (r *Resolver) Ask(id Identity, ch *config.Chain, tokens int) quota.Ask {
 	a := quota.Ask{
-		Caller: id.ID, Owner: id.Owner, Limits: id.Limits,
+		Caller: id.ID, Also: id.Also, Owner: id.Owner, Limits: id.Limits,
 		SiteDay: r.siteDay, Reserve: r.reserve, Tokens: tokens,
 		Lease: max(quota.DefaultLease, 2*r.maxLease),
 	}

@@ -62,23 +62,23 @@ func (s *signer) issueID(now time.Time, id [idLen]byte) (string, time.Time) {
 }
 
 // verify returns the id of a token the signer issued that has not expired
-// at now, in hex; false for anything else (malformed, tampered, expired,
-// signed with another secret).
-func (s *signer) verify(tok string, now time.Time) (string, bool) {
+// at now, in hex, and when it expires; false for anything else
+// (malformed, tampered, expired, signed with another secret).
+func (s *signer) verify(tok string, now time.Time) (string, time.Time, bool) {
 	if len(tok) != tokenLen || !strings.HasPrefix(tok, tokenPrefix) {
-		return "", false
+		return "", time.Time{}, false
 	}
 	var raw [rawLen]byte
 	n, err := base64.RawURLEncoding.Strict().Decode(raw[:], []byte(tok[len(tokenPrefix):]))
 	if err != nil || n != rawLen {
-		return "", false
+		return "", time.Time{}, false
 	}
 	if !hmac.Equal(raw[idLen+expLen:], s.mac(raw[:idLen+expLen])) {
-		return "", false
+		return "", time.Time{}, false
 	}
 	exp := int64(binary.BigEndian.Uint64(raw[idLen : idLen+expLen]))
 	if now.Unix() >= exp {
-		return "", false
+		return "", time.Time{}, false
 	}
-	return hex.EncodeToString(raw[:idLen]), true
+	return hex.EncodeToString(raw[:idLen]), time.Unix(exp, 0), true
 }

@@ -363,7 +363,7 @@ func TestStatusPrivateDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if open.ListenOn("0.0.0.0:9000"); !open.StatusPrivate || !strings.Contains(open.StatusWhy, "beyond loopback") {
+	if open.ListenOn("0.0.0.0:9000"); !open.StatusPrivate || !strings.Contains(open.StatusWhy, "0.0.0.0:9000, beyond loopback") {
 		t.Errorf("-listen 0.0.0.0:9000: private %v (%s), want private, beyond loopback", open.StatusPrivate, open.StatusWhy)
 	}
 }

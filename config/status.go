@@ -41,7 +41,7 @@ func (p *Plan) decideStatus() {
 	case len(p.GatewayKeys) > 0:
 		p.StatusWhy = "gateway keys are set"
 	case !loopbackOnly(p.Listen):
-		p.StatusWhy = "it listens beyond loopback (" + p.Listen + ") with no gateway key"
+		p.StatusWhy = "it listens on " + p.Listen + ", beyond loopback, with no gateway key"
 	default:
 		p.StatusPrivate = false
 		p.StatusWhy = "it listens on loopback only, with no gateway key"

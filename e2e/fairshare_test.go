@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tollfree/tollfree/caller"
 	"github.com/tollfree/tollfree/emulator"
 )
 
@@ -415,8 +416,9 @@ func TestTrustedProxyVisitors(t *testing.T) {
 }
 
 // TestVisitorIDs: visitors behind one address are counted apart by the
-// visitor id the gateway signs and issues, in a cookie or a header; an id
-// it did not sign is ignored.
+// visitor id the gateway signs and issues, in a cookie or a header, once
+// the id is a day old; a newer id counts against its address too (issue
+// 32); an id it did not sign is ignored.
 func TestVisitorIDs(t *testing.T) {
 	checkLeaks(t)
 	cfg := "visitor_ids: {secret: ${TOLLFREE_VISITOR_SECRET}}\ncallers: {per_hour: 2}\n" + fairChains
@@ -434,6 +436,9 @@ func TestVisitorIDs(t *testing.T) {
 		return nil
 	}
 	one := issued("first visitor, by address", p.send(ask{}))
+	p.pass("first visitor, by its new id: the address's 2nd", ask{cookie: one})
+	p.limited("first visitor, by its new id: the address's 3rd", ask{cookie: one}, "caller hour")
+	p.clk.Advance(caller.NewVisitor + time.Minute) // the id is a day old: it counts on its own
 	p.pass("first visitor, by id, 1", ask{cookie: one})
 	r := p.send(ask{cookie: one})
 	p.wantAnswer("first visitor, by id, 2", r)
@@ -443,11 +448,44 @@ func TestVisitorIDs(t *testing.T) {
 	p.limited("first visitor, by id, 3", ask{cookie: one}, "caller hour")
 	p.limited("first visitor, by id in the header", ask{header: map[string]string{"X-Tollfree-Visitor": one.Value}}, "caller hour")
 	two := issued("second visitor, same address", p.send(ask{}))
-	p.pass("second visitor, by id", ask{cookie: two})
+	p.pass("second visitor, by its new id", ask{cookie: two})
+	p.limited("second visitor's address, its hour spent by the new id", ask{}, "caller hour")
 	forged := *two
 	forged.Value = two.Value[:len(two.Value)-2] + "AA"
 	if forged.Value == two.Value {
 		forged.Value = two.Value[:len(two.Value)-2] + "BB"
 	}
 	p.limited("an id the gateway did not sign: counted by address", ask{cookie: &forged}, "caller hour")
+	p.clk.Advance(caller.NewVisitor + time.Minute)
+	p.pass("second visitor, a day later, by id, 1", ask{cookie: two})
+	p.pass("second visitor, a day later, by id, 2", ask{cookie: two})
+	p.pass("its address, a day later, apart from its ids", ask{})
+}
+
+// TestVisitorIDsDoNotMultiplyLimits: with callers: {per_hour: 3} and
+// visitor ids on, one address that takes every id it is issued, uses it
+// until refused and comes back without it for a new one gets 3 answers in
+// the hour, not more. Before (issue 32), each request counted by address
+// minted a fresh id with a full set of limits: 3 + 3×3 = 12 answers.
+func TestVisitorIDsDoNotMultiplyLimits(t *testing.T) {
+	checkLeaks(t)
+	cfg := "visitor_ids: {secret: ${TOLLFREE_VISITOR_SECRET}}\ncallers: {per_hour: 3}\n" + fairChains
+	p := newPair(t, cfg, fairEnv, nil)
+	answered := 0
+	for range 4 {
+		r := p.send(ask{})
+		if r.status != http.StatusOK {
+			continue
+		}
+		answered++
+		id := r.header.Get("X-Tollfree-Visitor")
+		for range 4 {
+			if p.send(ask{header: map[string]string{"X-Tollfree-Visitor": id}}).status == http.StatusOK {
+				answered++
+			}
+		}
+	}
+	if answered != 3 {
+		t.Errorf("one address got %d answers in the hour with per_hour: 3, want 3", answered)
+	}
 }

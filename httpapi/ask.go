@@ -233,7 +233,9 @@ func (e *eventWriter) send(name string, v any, flush bool) bool {
 
 // cors answers a browser's cross-origin questions for /v1/ask: an Origin
 // one of the assistants lists gets Access-Control-Allow-Origin naming it
-// (never *, and no credentials: the widget needs no cookies); a preflight
+// (never *, and no credentials: the widget sends its visitor id in the
+// visitor header, not in a cookie), the headers the widget reads exposed
+// (the visitor id, the limit that refused, Retry-After); a preflight
 // is answered here (204, or 403 for an origin not listed). It reports
 // whether the request goes on.
 func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
@@ -243,7 +245,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	allowed := origin != "" && s.originAllowed(origin)
 	if allowed {
 		h.Set("Access-Control-Allow-Origin", origin)
-		h.Set("Access-Control-Expose-Headers", strings.Join([]string{HeaderAnswer, HeaderRequestID, "Retry-After", s.callers.VisitorHeader()}, ", "))
+		h.Set("Access-Control-Expose-Headers", strings.Join([]string{HeaderAnswer, HeaderRequestID, "Retry-After", HeaderLimit, s.callers.VisitorHeader()}, ", "))
 	}
 	if r.Method != http.MethodOptions {
 		return true

@@ -39,7 +39,9 @@
 // No request or client takes unbounded work (issue 10): the plan's limits
 // are checked while the request is decoded, every write to the client has a
 // deadline (a client that stops reading is dropped), and LimitListener caps
-// the connections a server holds.
+// the connections a server holds, all together and per client address,
+// reclaiming idle ones first and answering a refused one with a 503 (issue
+// 32: one client's idle connections locked everyone else out).
 //
 // What the client sees is chosen here (a public message); the cause goes to
 // the log, never the raw upstream error.

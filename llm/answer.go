@@ -27,6 +27,11 @@ type Caller struct {
 	// (seed 004: "the owner can always get through"). A key marked owner is
 	// the owner whatever this says.
 	Owner bool
+	// Also, when set, is a second id whose counters the visitor's limits
+	// spend too, the same limits as ID's: the address a visitor id issued
+	// in the last day came from, so that an address minting new ids
+	// cannot multiply its own limits (issue 32).
+	Also string
 }
 
 // Call is one request handed to the gateway.

@@ -23,6 +23,10 @@ type Ask struct {
 	// an address, a signed visitor id). It is hashed (SHA-256) before it
 	// names a counter, so no raw id reaches the Store.
 	Caller string
+	// Also, when set, is another caller whose own counters Limits spend
+	// too, in the same scope: the address of a new visitor id, so that
+	// the id's requests count as the address's (issue 32).
+	Also string
 	// Owner skips every per-caller limit (caller, chain and key scopes) and
 	// may use the site's Reserve; its questions still count toward the
 	// site's day, and toward its own hour and day (unchecked).
@@ -231,8 +235,14 @@ func (b *Book) asked(a *Ask) (*enter, error) {
 		}
 	} else {
 		e.scope(ScopeCaller, caller, a.Limits)
+		if a.Also != "" && a.Also != a.Caller {
+			e.scope(ScopeCaller, b.names.of(callerPrefix, a.Also, ""), a.Limits)
+		}
 		if a.Chain != "" && !a.ChainLimits.IsZero() {
 			e.scope(ScopeChain, b.names.of(chainPrefix, a.Chain, a.Caller), a.ChainLimits)
+			if a.Also != "" && a.Also != a.Caller {
+				e.scope(ScopeChain, b.names.of(chainPrefix, a.Chain, a.Also), a.ChainLimits)
+			}
 		}
 		if a.Key != "" && !a.KeyLimits.IsZero() {
 			e.scope(ScopeKey, b.names.of(keyPrefix, a.Key, ""), a.KeyLimits)

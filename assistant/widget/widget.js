@@ -5,12 +5,19 @@
  * and gets a chat box that asks POST <this script's origin>/v1/ask with
  * stream: true. Optional attributes: data-title (the panel's heading),
  * data-label (the launcher's text), data-lang (the answers' language,
- * sent as Accept-Language).
+ * sent as Accept-Language), data-visitor-header (the gateway's
+ * visitor_ids.header, default X-Tollfree-Visitor).
  *
- * No framework, no build step, no request anywhere but the gateway, and
- * nothing stored in the browser: the conversation lives in this page only,
- * and the last two exchanges go with a follow-up. Model output is only
- * ever set as text; links are built as elements, http(s) only.
+ * No framework, no build step, no request anywhere but the gateway. The
+ * conversation lives in this page only, and the last two exchanges go
+ * with a follow-up. The one thing kept in the browser is the visitor id
+ * the gateway signs (when its visitor_ids are on): read from the answer's
+ * visitor header, kept in localStorage under this gateway's origin, and
+ * sent back in that header with every question, so that the gateway
+ * counts this visitor apart from others behind the same address (issue
+ * 32: with credentials "omit" and no header, it never came back). Model
+ * output is only ever set as text; links are built as elements, http(s)
+ * only.
  */
 (function () {
   "use strict";
@@ -21,6 +28,10 @@
   var titleText = script.getAttribute("data-title") || "Ask this site";
   var launcherText = script.getAttribute("data-label") || "Ask a question";
   var lang = script.getAttribute("data-lang") || "";
+  var visitorHeader = script.getAttribute("data-visitor-header") || "X-Tollfree-Visitor";
+  var visitorKey = "tollfree_visitor " + origin;
+  var visitor = "";
+  try { visitor = window.localStorage.getItem(visitorKey) || ""; } catch (e) { /* storage off: this page only */ }
   var HISTORY = 2; // exchanges sent with a follow-up (the assistant keeps the last two)
   var MAX_QUESTION = 2000;
 
@@ -118,6 +129,32 @@
       list.appendChild(li);
     });
     if (list.childNodes.length) bubble.appendChild(list);
+  }
+
+  // keepVisitor keeps the visitor id an answer carries, if any.
+  function keepVisitor(resp) {
+    var id = resp.headers.get(visitorHeader);
+    if (!id || id === visitor || !/^[A-Za-z0-9._~-]{1,200}$/.test(id)) return;
+    visitor = id;
+    try { window.localStorage.setItem(visitorKey, id); } catch (e) { /* storage off: this page only */ }
+  }
+
+  // limitText says which limit refused, in its own window (issue 32: an
+  // hour's limit said "today"), from the gateway's X-Tollfree-Limit
+  // ("caller hour", "site day"...).
+  function limitText(limit, wait) {
+    var parts = String(limit || "").split(" ");
+    var scope = parts[0], kind = parts[1];
+    var later = "please try again later" + waitText(wait) + ".";
+    if (scope === "site") return "This site's assistant has answered all the questions it can for now; " + later;
+    switch (kind) {
+      case "hour": return "You have asked a lot in the last hour; " + later;
+      case "day": return "You have asked a lot in the last 24 hours; " + later;
+      case "tokens": return "You have asked for a lot of text in the last 24 hours; " + later;
+      case "concurrent": return "Your other questions are still being answered; please wait for them and try again.";
+      case "burst": return "You are asking very fast; " + later;
+    }
+    return "You have asked a lot; " + later;
   }
 
   function waitText(seconds) {
@@ -288,9 +325,11 @@
     if (chain) body.chain = chain;
     var headers = { "Content-Type": "application/json", Accept: "text/event-stream" };
     if (lang) headers["Accept-Language"] = lang;
+    if (visitor) headers[visitorHeader] = visitor;
     var got = "", finished = false;
     return fetch(origin + "/v1/ask", { method: "POST", headers: headers, body: JSON.stringify(body), credentials: "omit", mode: "cors" })
       .then(function (resp) {
+        keepVisitor(resp);
         if (!resp.ok) return self.refused(resp, bubble, text);
         var type = resp.headers.get("Content-Type") || "";
         if (type.indexOf("text/event-stream") < 0 || !resp.body) {
@@ -347,7 +386,7 @@
     return resp.json().catch(function () { return {}; }).then(function (b) {
       var e = (b && b.error) || {};
       if (resp.status === 429 && e.code === "caller_limit") {
-        fail(bubble, text, "limit", "You have asked a lot today; please try again later" + waitText(wait) + ".");
+        fail(bubble, text, "limit", limitText(resp.headers.get("X-Tollfree-Limit"), wait));
       } else if (resp.status === 429 || resp.status === 503) {
         fail(bubble, text, "error", "The assistant is busy right now; please try again" + (waitText(wait) || " in a minute") + ".");
       } else {

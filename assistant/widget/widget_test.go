@@ -90,14 +90,19 @@ func TestServe(t *testing.T) {
 }
 
 // TestScriptIsSelfContained: the script reaches nothing but its own origin,
-// stores nothing in the browser, and never parses model output as HTML.
+// stores nothing in the browser but the visitor id (issue 32), and never
+// parses model output as HTML.
 func TestScriptIsSelfContained(t *testing.T) {
-	s := string(Script())
-	for _, banned := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "localStorage",
+	s := stripComments(string(Script()))
+	for _, banned := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write",
 		"sessionStorage", "document.cookie", "indexedDB", "eval(", "new Function", "import(", "http://", "https://gateway"} {
-		if strings.Contains(stripComments(s), banned) {
+		if strings.Contains(s, banned) {
 			t.Errorf("the widget script uses %q", banned)
 		}
+	}
+	uses := strings.Count(s, "localStorage")
+	if kept := strings.Count(s, "localStorage.getItem(visitorKey)") + strings.Count(s, "localStorage.setItem(visitorKey, id)"); uses != 2 || kept != 2 {
+		t.Errorf("the widget script uses localStorage %d times, %d of them for the visitor id: want the visitor id's get and set only", uses, kept)
 	}
 }
 

@@ -163,9 +163,8 @@ func writeStatusRule(w io.Writer, p *config.Plan) {
 	if !p.StatusAdminOnly && len(p.GatewayKeys) > 0 {
 		who = "a gateway key or the admin token"
 	}
-	fmt.Fprintf(w, "status: private (%s): %s need %s", p.StatusWhy, pages, who)
+	fmt.Fprintf(w, "status: private (%s): %s need %s\n", p.StatusWhy, pages, who)
 	if p.AdminToken == "" && (p.StatusAdminOnly || len(p.GatewayKeys) == 0) {
-		fmt.Fprint(w, ", and none is set: nobody reads them; set admin_token, or write status: public")
+		fmt.Fprintln(w, "  no admin token is set, so nobody reads them: set admin_token, or write status: public")
 	}
-	fmt.Fprintln(w)
 }

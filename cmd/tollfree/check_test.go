@@ -241,3 +241,33 @@ func TestCheckLinesFit(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusRuleLine: check says who reads the status and why, in lines
+// within 200 characters, and says so when nobody can (issue 32).
+func TestStatusRuleLine(t *testing.T) {
+	for _, tc := range []struct {
+		yaml, want string
+	}{
+		{"listen: 127.0.0.1:8080\n", "status: public (it listens on loopback only, with no gateway key): anyone who reaches the gateway reads"},
+		{"listen: '[2001:db8:1234:5678:9abc:def0:1234:5678]:8080'\n", "nobody reads them: set admin_token, or write status: public"},
+		{"listen: 0.0.0.0:8080\nadmin_token: ${TOLLFREE_ADMIN_TOKEN}\n", "status: private (it listens on 0.0.0.0:8080, beyond loopback, with no gateway key): /status, /status.json and /metrics need the admin token\n"},
+	} {
+		p, err := config.Parse("t.yaml", []byte(tc.yaml), checkEnv(nil))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		var buf bytes.Buffer
+		writeStatusRule(&buf, p)
+		if !strings.Contains(buf.String(), tc.want) {
+			t.Errorf("%q: check says %q, want %q in it", tc.yaml, buf.String(), tc.want)
+		}
+		if strings.Contains(tc.yaml, "admin_token") && strings.Contains(buf.String(), "nobody") {
+			t.Errorf("%q: check says %q, though the admin token reads them", tc.yaml, buf.String())
+		}
+		for _, line := range strings.Split(buf.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > 200 {
+				t.Errorf("%q: a line %d characters wide: %s", tc.yaml, n, line)
+			}
+		}
+	}
+}

@@ -193,7 +193,7 @@ func assistantIntro(out io.Writer, base, token, content string) {
 	fmt.Fprintf(out, "chain %q answers from %s (%s)\n", AssistantChain, content, strings.Join(assistantRoutes, ", "))
 	fmt.Fprintf(out, "\n  open %s%s and press the \"Ask a question\" button\n\n", base, SitePath)
 	fmt.Fprintf(out, "ask API:     curl -N %s/v1/ask -H 'Content-Type: application/json' -d '{\"question\":\"How do I export my data?\",\"stream\":true}'\n", base)
-	fmt.Fprintf(out, "status page: %s/status\n", base)
+	fmt.Fprintf(out, "status page: %s/status (private: the chain hides its routes; type the admin token there)\n", base)
 	fmt.Fprintf(out, "admin token: %s\n", token)
 	fmt.Fprintf(out, "pause every route (the widget then answers by search, with links):\n")
 	for _, p := range []string{"groq", "gemini", "cerebras"} {
