@@ -276,6 +276,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		MaxInFlight:       *c.MaxInFlight,
 		HedgeMinDaily:     *c.HedgeMinDaily,
 		Margin:            *c.Margin,
+		Pace:              *c.Pace == "on",
 		LatencyAware:      c.LatencyAware,
 		SameModel:         c.SameModel,
 		Interactive:       *c.Interactive,

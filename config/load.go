@@ -281,6 +281,9 @@ func chainDefaults(c *ChainConfig) {
 	if c.Margin == nil {
 		c.Margin = ptr(defaultMargin)
 	}
+	if c.Pace == nil {
+		c.Pace = ptr("on")
+	}
 	if c.RetryBlips == nil {
 		c.RetryBlips = ptr(true)
 	}

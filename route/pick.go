@@ -95,6 +95,9 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	res, err := w.r.budget.Reserve(w.parent, rt, tokens, w.ch.Margin)
 	if err == nil {
 		t.res = res
+		if w.r.pacer != nil && w.ch.Pace && res != nil {
+			w.r.pacer.Picked(w.ch, rt)
+		}
 		return t, Skip{}, picked
 	}
 	// Declared here, not above: errors.As makes each a heap allocation

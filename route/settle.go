@@ -113,6 +113,9 @@ func (w *walk) book(o *outcome, v failure.Verdict, made rest.Rest) {
 		Retry: o.retry, Method: o.method, Repair: w.repairOf(o), RestKey: made.Key, RestUntil: made.Until,
 	}
 	ctx := w.background()
+	if ev, ok := r.budget.(evidence); ok && (v.Class == failure.RateMinute || v.Class == failure.RateDay) {
+		ev.RateRefused(rt)
+	}
 	if r.budget != nil {
 		if o.res != nil {
 			_ = r.budget.Settle(ctx, o.res, 0, false)

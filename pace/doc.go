@@ -1,0 +1,34 @@
+// Package pace spreads a chain's day-capped routes over their day (issue
+// 31, docs/PACING.md), as ad servers pace a daily budget.
+//
+// A route whose cap is a day or longer (requests or tokens, of the route
+// or its provider, reset at a set time) spent in the quiet morning in
+// chain order is gone at the evening peak, while a route that renews by
+// the minute sat idle all morning. The Pacer counts each chain's demand by
+// hour (Arrived: in memory, written to the state.Store in batches, off the
+// request path), and keeps, per chain, a forecast worked out on a
+// goroutine every 15 seconds: the demand expected in each hour of the day
+// (the mean of the past seven days that have it; a fresh install's is the
+// day's rate so far), what each route has left (quota.Book.Left), and from
+// them:
+//
+//   - whether the day caps bind: the demand expected before a day-capped
+//     route's reset exceeds what it and the day-capped routes before it
+//     have left. When none binds, nothing changes: the chain's order is
+//     kept exactly;
+//   - the renewable routes (no day cap, a day cap that does not bind, or a
+//     rolling day, which refills hour by hour) and what they carry an
+//     hour;
+//   - each binding route's pace line: its cap times the share of its
+//     window's weight before now, where an hour weighs its demand beyond
+//     the renewable routes, plus the caps' surplus spread like the demand.
+//
+// A binding route past its line (with one request of slack) is held: Order
+// puts it after the others, so that it answers only when no route within
+// pace can. Pacing only moves a day-capped route's answers in time; two
+// routes within pace keep their order. The line compares with the shared
+// count (the Store's), so instances sharing a Redis pace together.
+//
+// Nothing here waits for the Store on a request's path: Arrived takes a
+// lock and adds, Order and Picked read the latest forecast.
+package pace
