@@ -16,12 +16,14 @@
 //     route's reset exceeds what it and the day-capped routes before it
 //     have left. When none binds, nothing changes: the chain's order is
 //     kept exactly;
-//   - the renewable routes (no day cap, a day cap that does not bind, or a
-//     rolling day, which refills hour by hour) and what they carry an
-//     hour;
+//   - the renewable routes (no day cap, or one that does not bind) and
+//     what they carry an hour under their minute and hour limits;
 //   - each binding route's pace line: its cap times the share of its
-//     window's weight before now, where an hour weighs its demand beyond
-//     the renewable routes, plus the caps' surplus spread like the demand.
+//     window's excess demand (beyond what the renewable routes carry)
+//     that is already past. With no excess forecast the line stays at 0:
+//     the cap answers what the renewable routes cannot, and what is left
+//     of it goes in chain order once the demand left before its reset is
+//     less than the caps left.
 //
 // A binding route past its line (with one request of slack) is held: Order
 // puts it after the others, so that it answers only when no route within

@@ -485,25 +485,26 @@ func routePace(rt *config.Route, left quota.Left, tokens float64, now time.Time)
 			if m.tok {
 				capN, used = capN/tokens, used/tokens
 			}
-			if !m.month && sc.reset.Kind == config.ResetRolling {
-				// A rolling day refills hour by hour: a slow renewable
-				// limit, a 24th of it an hour.
-				rp.PerHour = min(rp.PerHour, capN/24)
-				continue
-			}
 			if l := capN - used; l < bestLeft {
 				bestLeft = l
 				rp.DayCapped = true
 				rp.Cap, rp.Used = capN, used
 				rp.Reset = m.w.Resets
-				if m.month {
+				switch {
+				case m.month:
 					loc := sc.reset.Location
 					if loc == nil {
 						loc = time.UTC
 					}
 					y, mo, _ := now.In(loc).Date()
 					rp.Start = clock.DayStart(y, mo, 1, loc)
-				} else {
+				case sc.reset.Kind == config.ResetRolling:
+					// A rolling day has no reset: what it spent in the
+					// last 24 hours comes back over the next 24. It is
+					// paced over both: its count may hold the past day's
+					// share of the two days' weight.
+					rp.Start, rp.Reset = now.Add(-24*time.Hour), now.Add(24*time.Hour)
+				default:
 					rp.Start = rp.Reset.Add(-24 * time.Hour)
 				}
 			}
@@ -523,12 +524,14 @@ func routePace(rt *config.Route, left quota.Left, tokens float64, now time.Time)
 //     is more than it and the day-capped routes before it have left;
 //   - the routes that do not bind, and those without a day cap, are the
 //     renewable routes: together they carry R requests an hour;
-//   - each hour's weight is its excess demand, max(0, d(h) − R), plus,
-//     when the binding caps exceed the day's excess, the surplus spread
-//     like the demand: the caps cover the hours the renewable routes
-//     cannot first, and the rest of them follows the day;
+//   - each hour weighs its excess demand, max(0, d(h) − R): what the
+//     renewable routes cannot carry;
 //   - a binding route's line at now is its cap times the weight of its
-//     window before now over its window's whole weight.
+//     window before now over its window's whole weight; 0 when no hour
+//     has an excess: the cap then answers only what the renewable routes
+//     cannot, until the demand left before its reset is less than the caps
+//     left and it stops binding, when the chain's order spends what is
+//     left.
 func forecast(s *Snapshot, pr *profile, now time.Time) {
 	cum := 0.0
 	for _, rp := range s.Routes {
@@ -550,31 +553,17 @@ func forecast(s *Snapshot, pr *profile, now time.Time) {
 	if !s.Binding {
 		return
 	}
-	// The day's excess and demand, and the binding caps, per day.
+	// An hour weighs the demand the renewable routes cannot carry.
 	excess := func(t time.Time) float64 { return max(pr.at(t)-s.Renewable, 0) }
-	dayStart := now.UTC().Truncate(24 * time.Hour)
-	dayEnd := dayStart.Add(24 * time.Hour)
-	E := integrate(dayStart, dayEnd, excess)
-	D := integrate(dayStart, dayEnd, pr.at)
-	L := 0.0
-	for _, rp := range s.Routes {
-		if rp.Binding {
-			L += rp.Cap * 24 / rp.Reset.Sub(rp.Start).Hours()
-		}
-	}
-	surplus := 0.0
-	if L > E && D > 0 {
-		surplus = (L - E) / D
-	}
-	weight := func(t time.Time) float64 { return excess(t) + surplus*pr.at(t) }
+	weight := excess
 	for _, rp := range s.Routes {
 		if !rp.Binding {
 			continue
 		}
 		whole := integrate(rp.Start, rp.Reset, weight)
 		if whole <= 0 {
-			// No demand forecast at all: the line follows the clock.
-			rp.Line = rp.Cap * now.Sub(rp.Start).Hours() / rp.Reset.Sub(rp.Start).Hours()
+			// The renewable routes carry every hour forecast: the cap
+			// answers only what they cannot, until it stops binding.
 			continue
 		}
 		rp.Line = rp.Cap * integrate(rp.Start, now, weight) / whole

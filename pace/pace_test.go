@@ -91,14 +91,17 @@ func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
 }
 
 func TestHeldToItsPaceWhenCapsBind(t *testing.T) {
-	// 20 a minute from 6:00 forecasts about 1,000 before midnight: a
-	// 24-a-day route binds, and its line at 6:20 is about 6.3.
+	// A request a minute from 6:00 forecasts about a thousand before
+	// midnight: a 24-a-day route binds. The renewable route (60 a minute)
+	// carries every hour forecast, so the capped route's line stays at 0:
+	// it takes its one request of slack, then only what the renewable one
+	// cannot.
 	capped, s := day(t, plan(t, 24, "on"))
 	if s == nil || !s.Binding {
 		t.Fatalf("snapshot %+v: want the caps to bind", s)
 	}
-	if capped < 6 || capped > 8 {
-		t.Errorf("the capped route took %d of 20 requests between 6:00 and 6:20; want its pace, 6 to 8", capped)
+	if capped > 1 {
+		t.Errorf("the capped route took %d of 20 requests between 6:00 and 6:20 while the renewable one had room; want at most 1", capped)
 	}
 }
 
