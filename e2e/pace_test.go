@@ -1,0 +1,145 @@
+package e2e_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree/emulator"
+	"github.com/tollfree/tollfree/httpapi"
+)
+
+// Issue 31: a day-capped route is paced when the forecast says the day's
+// caps will run out, spent in the chain's order when it says they will
+// not; a route whose provider reports its remaining count is spent to it,
+// with no margin.
+
+// pacedChain puts Gemini 2.5 Flash (20 a day, reset at midnight in Los
+// Angeles) before Gemma (30 a minute, 14,400 a day: a cap no day of these
+// tests binds), with the default margin and pacing.
+const pacedChain = `
+chains:
+  paced:
+    routes: [gemini/gemini-2.5-flash, gemini/gemma-3-27b-it]
+    attempt_timeout: 8s
+    deadline: 25s
+`
+
+// askEveryMinute asks chain n times, a minute of the fake clock apart,
+// waiting after each for the chain's forecast of that minute, and counts
+// the answers by route. It fails on any answer that is not a model's.
+func askEveryMinute(t *testing.T, s *stack, chain string, n int) map[string]int {
+	t.Helper()
+	h := harnessOf(t, s)
+	by := map[string]int{}
+	for i := range n {
+		r := h.ask(chain)
+		if r.status != http.StatusOK || r.header.Get(httpapi.HeaderFallback) != "" {
+			t.Fatalf("request %d: status %d, fallback %q: %s", i, r.status, r.header.Get(httpapi.HeaderFallback), r.body)
+		}
+		by[r.header.Get(httpapi.HeaderRoute)]++
+		waitForecast(t, s, chain)
+		s.clk.Advance(time.Minute)
+	}
+	return by
+}
+
+// waitForecast waits until the chain's forecast of the clock's present
+// moment is made: it is worked out on a goroutine, a real event, so this
+// polls, bounded by a deadline.
+func waitForecast(t *testing.T, s *stack, chain string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if snap := s.gw.Pacer().Snapshot(chain); snap != nil && !snap.At.Before(s.clk.Now()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no forecast of chain %s at %s", chain, s.clk.Now())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPaceHoldsADayCapWhileARenewableRouteHasRoom(t *testing.T) {
+	// 10:00 UTC, 03:00 in Los Angeles: a question a minute forecasts about
+	// 80 before Gemini's midnight, more than Flash's 20. Gemma carries
+	// every minute, so Flash answers only its one request of slack (and
+	// the first, asked before any forecast).
+	s := startStackWith(t, stackOptions{config: pacedChain})
+	by := askEveryMinute(t, s, "paced", 20)
+	if f := by["gemini/gemini-2.5-flash"]; f > 2 {
+		t.Errorf("answers by route %v: Flash, a 20-a-day route, answered %d of 20 questions at 03:00 while Gemma had room; want it held to its pace (2 at most)", by, f)
+	}
+	if g := by["gemini/gemma-3-27b-it"]; g < 18 {
+		t.Errorf("answers by route %v: Gemma answered %d; want the rest", by, g)
+	}
+	if snap := s.gw.Pacer().Snapshot("paced"); !snap.Binding {
+		t.Errorf("forecast %+v: want the day caps to bind", snap)
+	}
+}
+
+func TestPaceKeepsTheOrderWhenCapsDoNotBind(t *testing.T) {
+	// Flash configured at 1,000 a day: the forecast (about 80) will not
+	// exhaust it, so the chain's order is kept and Flash answers all.
+	s := startStackWith(t, stackOptions{config: `
+providers:
+  gemini:
+    preset: gemini
+    base_url: EMU/gemini/v1beta
+    api_key: ${GEMINI_API_KEY}
+    models:
+      gemini-2.5-flash: {rpd: 1000}
+` + pacedChain, providers: " "})
+	by := askEveryMinute(t, s, "paced", 10)
+	if f := by["gemini/gemini-2.5-flash"]; f != 10 {
+		t.Errorf("answers by route %v: Flash answered %d of 10; want all, in the chain's order", by, f)
+	}
+	if snap := s.gw.Pacer().Snapshot("paced"); snap.Binding {
+		t.Errorf("forecast %+v: want caps that do not bind", snap)
+	}
+}
+
+func TestPaceOffKeepsTheOrder(t *testing.T) {
+	s := startStackWith(t, stackOptions{config: pacedChain + "    pace: \"off\"\n"})
+	h := harnessOf(t, s)
+	for i := range 5 {
+		if r := h.ask("paced"); r.header.Get(httpapi.HeaderRoute) != "gemini/gemini-2.5-flash" {
+			t.Fatalf("request %d with pace: off answered by %q: %s", i, r.header.Get(httpapi.HeaderRoute), r.body)
+		}
+		s.clk.Advance(time.Minute)
+	}
+}
+
+func TestHeaderRouteSpentToTheProviderCountWithoutMargin(t *testing.T) {
+	// Groq's llama-3.3-70b allows 40 a day here and says so in its
+	// x-ratelimit headers; the config (the preset's 1,000) does not know.
+	// With the default margin (0.05), a limit known from the config alone
+	// would stop at 38, 40 less a twentieth; the provider's own count needs no
+	// margin: Groq answers 40, with no 429, then Gemma.
+	s := startStackWith(t, stackOptions{config: `
+chains:
+  head:
+    routes: [groq/llama-3.3-70b-versatile, gemini/gemma-3-27b-it]
+    pace: "off"
+`})
+	s.emu.AddModel("groq", emulator.Model{ID: "llama-3.3-70b-versatile", Limits: emulator.Limits{RPD: 40}})
+	h := harnessOf(t, s)
+	by := map[string]int{}
+	for range 45 {
+		r := h.ask("head")
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		by[r.header.Get(httpapi.HeaderRoute)]++
+		s.clk.Advance(10 * time.Second)
+	}
+	if g := by["groq/llama-3.3-70b-versatile"]; g != 40 {
+		t.Errorf("answers by route %v: Groq answered %d; want its 40, the provider's count, with no margin", by, g)
+	}
+	for _, rec := range s.emu.Records() {
+		if rec.Status == http.StatusTooManyRequests {
+			t.Errorf("a %s/%s call got a 429", rec.Provider, rec.Model)
+		}
+	}
+}
