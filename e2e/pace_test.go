@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -141,5 +142,49 @@ chains:
 		if rec.Status == http.StatusTooManyRequests {
 			t.Errorf("a %s/%s call got a 429", rec.Provider, rec.Model)
 		}
+	}
+}
+
+func TestProbeAtTheEdgeAnswersWhereTheBudgetWasStale(t *testing.T) {
+	// Flash's day is spent in the gateway's count, by calls the provider
+	// never counted (the emulator enforces no limit here): every route of
+	// the chain is skipped by its own budget and the alternative is the
+	// fallback. The gateway calls Flash once anyway, and it answers; the
+	// next request, in the same budget slot, gets the fallback.
+	s := startStackWith(t, stackOptions{config: `
+chains:
+  edge:
+    routes: [gemini/gemini-2.5-flash]
+    fallback: {message: "The assistant is resting."}
+`})
+	rt := s.plan.Routes["gemini/gemini-2.5-flash"]
+	for i := 0; ; i++ {
+		if _, err := s.gw.Budget().Reserve(context.Background(), rt, 10, 0); err != nil {
+			break
+		}
+		if i > 100 {
+			t.Fatal("Flash's budget never refused")
+		}
+	}
+	h := harnessOf(t, s)
+	r := h.ask("edge")
+	if r.status != http.StatusOK || r.header.Get(httpapi.HeaderFallback) != "" || r.header.Get(httpapi.HeaderRoute) != rt.ID {
+		t.Fatalf("status %d, fallback %q, route %q: %s; want Flash's answer, probed at the edge", r.status, r.header.Get(httpapi.HeaderFallback), r.header.Get(httpapi.HeaderRoute), r.body)
+	}
+	probes := 0
+	for _, a := range s.recs.all() {
+		if a.EdgeProbe {
+			probes++
+		}
+	}
+	if probes != 1 {
+		t.Errorf("%d attempts marked as probes at the edge; want 1", probes)
+	}
+	s.clk.Advance(10 * time.Second)
+	if r := h.ask("edge"); r.header.Get(httpapi.HeaderFallback) == "" {
+		t.Errorf("second request in the same slot: status %d, route %q; want the fallback (one probe a slot)", r.status, r.header.Get(httpapi.HeaderRoute))
+	}
+	if n := s.emu.Calls("gemini", "gemini-2.5-flash"); n != 1 {
+		t.Errorf("Flash was called %d times; want the one probe", n)
 	}
 }

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,4 +114,33 @@ func (b *Book) Margin(r *config.Route, limit string, margin float64) float64 {
 		}
 	}
 	return margin
+}
+
+// ReserveProbe counts one request and tokens on route r's windows and its
+// provider's without checking them: the probe at the edge (route/edge.go)
+// calls a route its budget refused, and the provider counts the call as
+// any other. It returns the reservation to settle, nil when nothing is
+// counted (no limit) or the Store failed: the probe goes ahead either way.
+func (b *Book) ReserveProbe(r *config.Route, tokens int) *Reservation {
+	now := b.clock.Now()
+	if !b.limited(r, now) {
+		return nil
+	}
+	tokens = clampTokens(tokens)
+	t := b.template(r, 0, now)
+	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, tmpl: t}
+	buf := addBufs.Get().(*addBuf)
+	defer addBufs.Put(buf)
+	spends := res.appendSpends(buf[:0])
+	for i := range spends {
+		spends[i].Limit = 0 // count without checking
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+	defer cancel()
+	b.ledger.opened(res)
+	if err := b.store.Add(ctx, spends); err != nil {
+		b.ledger.closed(res)
+		return nil
+	}
+	return res
 }

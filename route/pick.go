@@ -24,6 +24,7 @@ type ticket struct {
 	cut   string             // what fitting cut from the request, for the call log
 	res   *quota.Reservation // nil without a budget, or when the store failed
 	retry bool               // the polite retry of a blip (blip.go)
+	probe bool               // a probe at the edge (edge.go)
 }
 
 // pickResult says that pick picked a route, or why it did not.

@@ -92,6 +92,11 @@ type Attempt struct {
 	// Repair numbers the repairs of a typed answer: the same route asked
 	// again, shown what its invalid answer broke (issue 15); 0 for none.
 	Repair int
+	// EdgeProbe marks a probe at the edge (issue 31, edge.go): every route
+	// of the chain was skipped by its own budget, and this one was called
+	// anyway, once in its budget's slot, rather than answer by the
+	// fallback.
+	EdgeProbe bool
 }
 
 // Record hands an attempt made outside the router (a cache hit) to the
@@ -154,6 +159,8 @@ type Router struct {
 	rests *rest.Keeper
 
 	wg sync.WaitGroup // drains of cancelled attempts
+
+	edges edgeSlots // the budget slots probed at the edge (edge.go)
 
 	mu    sync.Mutex // guards stats, savedAt, refreshedAt
 	stats map[string]*routeStats
@@ -354,6 +361,6 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 		RequestID: w.id, Chain: w.ch.Name, Route: win.route.ID, Provider: win.route.Provider.Name,
 		Model: win.route.Model, Start: start, Latency: lat, Status: http.StatusOK, Class: failure.OK,
 		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, Hedge: win.hedge, Stream: w.stream,
-		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method, Repair: w.repairOf(win),
+		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method, Repair: w.repairOf(win), EdgeProbe: win.probe,
 	})
 }

@@ -66,6 +66,8 @@ type walk struct {
 	embed *llm.EmbedRequest
 
 	spent spentChecker // the budget, when it remembers spent routes (pick.go)
+	// probed is set once the walk made its probe at the edge (edge.go).
+	probed bool
 }
 
 // tally is what each route did in a round, for the error of a walk that
