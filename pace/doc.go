@@ -12,7 +12,8 @@
 // day's rate so far), what each route has left (quota.Book.Left), and from
 // them:
 //
-//   - whether the day caps bind: the demand expected before a day-capped
+//   - whether the day caps bind (never before the chain counted ten
+//     requests: a rate from two is noise): the demand expected before a day-capped
 //     route's reset exceeds what it and the day-capped routes before it
 //     have left. When none binds, nothing changes: the chain's order is
 //     kept exactly;

@@ -28,6 +28,9 @@ const (
 	minElapsed = 15 * time.Minute
 	// defaultTokens is a request's tokens before any was counted.
 	defaultTokens = 1000
+	// minDemand is the fewest requests counted before a forecast holds
+	// anything back: a rate from two requests is noise.
+	minDemand = 10
 )
 
 // Lefter tells what a route has left in each window; *quota.Book
@@ -535,7 +538,7 @@ func routePace(rt *config.Route, left quota.Left, tokens float64, now time.Time)
 func forecast(s *Snapshot, pr *profile, now time.Time) {
 	cum := 0.0
 	for _, rp := range s.Routes {
-		if !rp.DayCapped {
+		if !rp.DayCapped || pr.total < minDemand {
 			continue
 		}
 		cum += max(rp.Cap-rp.Used, 0)

@@ -58,7 +58,7 @@ func itoa(n int) string {
 	}
 }
 
-// day runs 6:00 to 6:20 UTC with a request a minute, spending the route
+// day runs 6:00 to 6:40 UTC with a request a minute, spending the route
 // the pacer's order puts first, and returns how many the capped route took.
 func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
 	t.Helper()
@@ -73,7 +73,7 @@ func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
 	pc := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
 	defer pc.Close()
 	ch := p.Chains["answer"]
-	for range 20 {
+	for range 40 {
 		pc.Arrived(ch, 500)
 		pc.Refresh(ch)
 		for _, rt := range pc.Order(ch, ch.Routes) {
@@ -92,16 +92,16 @@ func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
 
 func TestHeldToItsPaceWhenCapsBind(t *testing.T) {
 	// A request a minute from 6:00 forecasts about a thousand before
-	// midnight: a 24-a-day route binds. The renewable route (60 a minute)
-	// carries every hour forecast, so the capped route's line stays at 0:
-	// it takes its one request of slack, then only what the renewable one
-	// cannot.
+	// midnight: a 24-a-day route binds once ten requests were counted. The
+	// renewable route (60 a minute) carries every hour forecast, so the
+	// capped route's line stays at 0: after those ten and its one request
+	// of slack, it takes only what the renewable one cannot.
 	capped, s := day(t, plan(t, 24, "on"))
 	if s == nil || !s.Binding {
 		t.Fatalf("snapshot %+v: want the caps to bind", s)
 	}
-	if capped > 1 {
-		t.Errorf("the capped route took %d of 20 requests between 6:00 and 6:20 while the renewable one had room; want at most 1", capped)
+	if capped > 11 {
+		t.Errorf("the capped route took %d of 40 requests between 6:00 and 6:40 while the renewable one had room; want at most 11", capped)
 	}
 }
 
@@ -110,8 +110,8 @@ func TestSpentFreelyWhenCapsDoNotBind(t *testing.T) {
 	if s == nil || s.Binding {
 		t.Fatalf("snapshot %+v: want caps that do not bind", s)
 	}
-	if capped != 20 {
-		t.Errorf("the capped route took %d of 20 requests; want all: its cap does not bind", capped)
+	if capped != 40 {
+		t.Errorf("the capped route took %d of 40 requests; want all: its cap does not bind", capped)
 	}
 }
 
@@ -120,7 +120,7 @@ func TestPaceOff(t *testing.T) {
 	if s != nil {
 		t.Errorf("pace: off made a forecast: %+v", s)
 	}
-	if capped != 20 {
-		t.Errorf("the capped route took %d of 20 requests with pace: off; want all, in the chain's order", capped)
+	if capped != 23 {
+		t.Errorf("the capped route took %d of 40 requests with pace: off; want its 24 less the margin's one, in the chain's order", capped)
 	}
 }
