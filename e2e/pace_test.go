@@ -3,11 +3,13 @@ package e2e_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/httpapi"
+	"github.com/tollfree/tollfree/status"
 )
 
 // Issue 31: a day-capped route is paced when the forecast says the day's
@@ -79,6 +81,33 @@ func TestPaceHoldsADayCapWhileARenewableRouteHasRoom(t *testing.T) {
 	}
 	if snap := s.gw.Pacer().Snapshot("paced"); !snap.Binding {
 		t.Errorf("forecast %+v: want the day caps to bind", snap)
+	}
+
+	// What the operator sees: the chain's answers today, its day caps
+	// left and their forecast; Flash's card, its spend against its line.
+	h := harnessOf(t, s)
+	snap := h.snapshot()
+	var cp *status.ChainPace
+	for _, c := range snap.Chains {
+		if c.Name == "paced" {
+			cp = c.Pace
+		}
+	}
+	if cp == nil || !cp.Forecast || !cp.Binding {
+		t.Fatalf("/status.json chain pace %+v: want a binding forecast", cp)
+	}
+	if cp.AnsweredToday < 20 || cp.CapsLeft <= 0 || len(cp.Held) != 1 || cp.Held[0] != "gemini/gemini-2.5-flash" {
+		t.Errorf("/status.json chain pace %+v: want 20 or more answered today, day caps left, Flash held", cp)
+	}
+	flash := routeOf(t, snap, "gemini/gemini-2.5-flash")
+	if len(flash.Pace) != 1 || flash.Pace[0].Cap != 20 || !flash.Pace[0].Held || flash.Pace[0].Used < flash.Pace[0].Line+1 {
+		t.Errorf("/status.json Flash's pace %+v: want its 20 a day, held past its line", flash.Pace)
+	}
+	page := h.get("/status")
+	for _, want := range []string{"data-pace", "answers by a model", "day caps left", "holding back gemini/gemini-2.5-flash", "data-pace-route", "pace-line"} {
+		if !strings.Contains(string(page.body), want) {
+			t.Errorf("/status lacks %q", want)
+		}
 	}
 }
 

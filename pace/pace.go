@@ -2,6 +2,7 @@ package pace
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -71,7 +72,7 @@ type pendKey struct {
 	hour  int64
 }
 
-type counts struct{ req, tok int64 }
+type counts struct{ req, tok, ok int64 }
 
 type chainState struct {
 	refreshing  atomic.Bool
@@ -150,6 +151,24 @@ func (p *Pacer) Arrived(ch *config.Chain, tokens int) {
 	} else if flush {
 		p.wg.Go(p.flush)
 	}
+}
+
+// Answered counts an answer by a model on ch, for the status page's
+// "answered today"; written with the demand.
+func (p *Pacer) Answered(ch *config.Chain) {
+	if ch == nil || !ch.Pace {
+		return
+	}
+	hour := p.clock.Now().Unix() / 3600
+	p.mu.Lock()
+	k := pendKey{ch.Name, hour}
+	c := p.pending[k]
+	if c == nil {
+		c = &counts{}
+		p.pending[k] = c
+	}
+	c.ok++
+	p.mu.Unlock()
 }
 
 // Refresh works out ch's forecast now, on the caller's goroutine: for
@@ -244,7 +263,8 @@ func (p *Pacer) flush() {
 	p.mu.Unlock()
 	spends := make([]state.Spend, 0, 2*len(pend))
 	for k, c := range pend {
-		spends = append(spends, demandSpend(demandKey(k.chain, "req"), k.hour, c.req), demandSpend(demandKey(k.chain, "tok"), k.hour, c.tok))
+		spends = append(spends, demandSpend(demandKey(k.chain, "req"), k.hour, c.req), demandSpend(demandKey(k.chain, "tok"), k.hour, c.tok),
+			demandSpend(demandKey(k.chain, "ok"), k.hour, c.ok))
 	}
 	if p.later != nil {
 		p.later.AddLater(spends)
@@ -255,6 +275,8 @@ func (p *Pacer) flush() {
 	_ = p.store.Add(ctx, spends) // a lost hour of demand only blurs the profile
 }
 
+var errShortSums = errors.New("pace: the store answered fewer sums than asked")
+
 // profile is a chain's demand by hour: requests expected in each UTC hour
 // of the day, and the tokens of a request.
 type profile struct {
@@ -264,6 +286,8 @@ type profile struct {
 	// learned is false for a fresh install's flat rate.
 	learned bool
 	total   float64 // requests counted in the history read
+	// answered is the answers by a model counted since the UTC day began.
+	answered int64
 }
 
 // at returns the requests expected per hour at t.
@@ -296,21 +320,29 @@ func (p *Pacer) readProfile(ctx context.Context, chain string, now time.Time) (*
 	hour := now.Unix() / 3600
 	n := historyDays*24 + 1
 	q := make([]state.Spend, 0, 2*n)
-	rk, tk := demandKey(chain, "req"), demandKey(chain, "tok")
+	rk, tk, ok := demandKey(chain, "req"), demandKey(chain, "tok"), demandKey(chain, "ok")
 	for i := range n {
 		q = append(q, demandSpend(rk, hour-int64(i), 0))
 	}
 	for i := range n {
 		q = append(q, demandSpend(tk, hour-int64(i), 0))
 	}
+	today := int(hour % 24) // hours of the UTC day before the current one
+	for i := range today + 1 {
+		q = append(q, demandSpend(ok, hour-int64(i), 0))
+	}
 	sums, err := p.store.Sums(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	if len(sums) < 2*n {
-		return nil, context.DeadlineExceeded
+	if len(sums) < 2*n+today+1 {
+		return nil, errShortSums
 	}
-	req, tok := sums[:n], sums[n:]
+	req, tok := sums[:n], sums[n:2*n]
+	var answered int64
+	for _, v := range sums[2*n:] {
+		answered += v
+	}
 	first := -1 // the oldest hour (i hours ago) with demand
 	var totalReq, totalTok float64
 	for i := range n {
@@ -320,7 +352,7 @@ func (p *Pacer) readProfile(ctx context.Context, chain string, now time.Time) (*
 		totalReq += float64(req[i])
 		totalTok += float64(tok[i])
 	}
-	pr := &profile{tokens: defaultTokens, total: totalReq}
+	pr := &profile{tokens: defaultTokens, total: totalReq, answered: answered}
 	if totalReq > 0 && totalTok > 0 {
 		pr.tokens = totalTok / totalReq
 	}
@@ -377,6 +409,13 @@ type Snapshot struct {
 	CapsLast time.Time
 	// Routes is each route's pace, in the chain's order.
 	Routes []*RoutePace
+	// AnsweredToday is the chain's answers by a model since the UTC day
+	// began (as of the last write of the counts).
+	AnsweredToday int64
+	// Expected is the demand forecast from At to the end of the UTC day.
+	Expected float64
+	// CapsLeft is what the day-capped routes have left, in requests.
+	CapsLeft float64
 }
 
 // RoutePace is one route's pace in a Snapshot.
@@ -443,6 +482,13 @@ func (p *Pacer) refresh(ch *config.Chain, cs *chainState) {
 		s.Routes = append(s.Routes, routePace(rt, left, pr.tokens, now))
 	}
 	forecast(s, pr, now)
+	s.AnsweredToday = pr.answered
+	s.Expected = pr.between(now, now.UTC().Truncate(24*time.Hour).Add(24*time.Hour))
+	for _, rp := range s.Routes {
+		if rp.DayCapped {
+			s.CapsLeft += max(rp.Cap-rp.Used, 0)
+		}
+	}
 	cs.snap.Store(s)
 }
 

@@ -134,6 +134,8 @@ type Pacer interface {
 	Order(ch *config.Chain, order []*config.Route) []*config.Route
 	// Picked notes that rt was reserved for a request of ch.
 	Picked(ch *config.Chain, rt *config.Route)
+	// Answered counts an answer by a model on ch, for the status page.
+	Answered(ch *config.Chain)
 }
 
 // Shaper shapes a request for one route of a chain; note says what it
@@ -348,6 +350,9 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	bctx := w.background()
 	if ev, ok := r.budget.(evidence); ok {
 		ev.Answered(win.route)
+	}
+	if r.pacer != nil && w.ch.Pace {
+		r.pacer.Answered(w.ch)
 	}
 	if r.budget != nil {
 		if win.res != nil {
