@@ -121,12 +121,7 @@ func (p *Pacer) Arrived(ch *config.Chain, tokens int) {
 	now := p.clock.Now()
 	hour := now.Unix() / 3600
 	p.mu.Lock()
-	k := pendKey{ch.Name, hour}
-	c := p.pending[k]
-	if c == nil {
-		c = &counts{}
-		p.pending[k] = c
-	}
+	c := p.pendingLocked(ch.Name, hour)
 	c.req++
 	c.tok += int64(max(tokens, 0))
 	cs := p.chains[ch.Name]
@@ -161,14 +156,20 @@ func (p *Pacer) Answered(ch *config.Chain) {
 	}
 	hour := p.clock.Now().Unix() / 3600
 	p.mu.Lock()
-	k := pendKey{ch.Name, hour}
+	p.pendingLocked(ch.Name, hour).ok++
+	p.mu.Unlock()
+}
+
+// pendingLocked returns the counts of chain's hour not yet written. p.mu
+// must be held.
+func (p *Pacer) pendingLocked(chain string, hour int64) *counts {
+	k := pendKey{chain, hour}
 	c := p.pending[k]
 	if c == nil {
 		c = &counts{}
 		p.pending[k] = c
 	}
-	c.ok++
-	p.mu.Unlock()
+	return c
 }
 
 // Refresh works out ch's forecast now, on the caller's goroutine: for
