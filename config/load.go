@@ -244,6 +244,7 @@ func (l *loader) providerDefaults(name string, pc *ProviderConfig) {
 }
 
 func chainDefaults(c *ChainConfig) {
+	flattenTiers(c)
 	if c.Interactive == nil {
 		c.Interactive = ptr(true)
 	}
