@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tollfree/tollfree/emulator"
 	"github.com/tollfree/tollfree/httpapi"
+	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/status"
 )
 
@@ -191,11 +193,16 @@ chains:
 	rt := s.plan.Routes["gemini/gemini-2.5-flash"]
 	for i := 0; ; i++ {
 		if _, err := s.gw.Budget().Reserve(context.Background(), rt, 10, 0); err != nil {
+			var se *quota.SpentError
+			if !errors.As(err, &se) || se.Limit != "rpd" {
+				t.Fatalf("filling Flash's day: %v; want its rpd spent", err)
+			}
 			break
 		}
 		if i > 100 {
 			t.Fatal("Flash's budget never refused")
 		}
+		s.clk.Advance(13 * time.Second) // under its 5 a minute
 	}
 	h := harnessOf(t, s)
 	r := h.ask("edge")

@@ -10,13 +10,15 @@ import (
 )
 
 // A probe at the edge (issue 31, item 2). A budget is an estimate: a
-// sliding minute counts 60 to 65 seconds, a day's count may hold calls the
-// provider never saw, a configured limit may be lower than the
-// provider's. When every route of a chain is skipped by its own budget
-// (none resting after a real refusal, none failed) and the alternative is
-// the fallback, the walk calls the route whose budget frees up soonest
-// once anyway: at most one probe per route per budget slot (the window's
-// wait the budget named, at least a minute), on this instance. The probe is counted in the
+// day's count may hold calls the provider never counted (failed before
+// they reached it, or counted by a store that lost its last write), a
+// configured limit may be lower than the provider's. When every route of a
+// chain is skipped by its own budget (none resting after a real refusal,
+// none failed, none paused) and the alternative is the fallback, the walk
+// calls once anyway the route whose window of an hour or longer frees up
+// soonest (a minute window is not probed: see minuteWindow). At most one
+// probe per route and window per budget slot (the wait the budget named,
+// and at least a minute), on this instance. The probe is counted in the
 // route's windows like any call, marked in the call log and the metrics
 // (Attempt.EdgeProbe), and settled like any attempt: an answer is an
 // answer, a 429 teaches the limit (its headers; Gemini's body, quota's
@@ -86,11 +88,14 @@ func (w *walk) probeEdge() bool {
 		if !strings.HasPrefix(s.Reason, "budget: ") || s.Until.IsZero() {
 			return false // resting, paused, too large, unable: no edge
 		}
+		if minuteWindow(s.Reason) {
+			continue
+		}
 		if best == nil || s.Until.Before(best.Until) {
 			best = s
 		}
 	}
-	if len(w.skips) < len(w.order)-w.countDisabled() {
+	if best == nil || len(w.skips) < len(w.order)-w.countDisabled() {
 		return false
 	}
 	rt := w.r.plan.Routes[best.Route]
@@ -111,4 +116,14 @@ func (w *walk) probeEdge() bool {
 	w.r.log.Info("probe at the edge: every route's budget refused; calling the one that frees soonest", "chain", w.ch.Name, "route", rt.ID)
 	w.launch(ticket{route: rt, req: fitted, cut: cut, res: res, probe: true}, false)
 	return true
+}
+
+// minuteWindow reports whether a budget skip's reason names a minute
+// window ("budget: tpm spent", "budget: provider rpm spent"). Those are
+// not probed: a minute frees up within seconds, its count is the
+// provider's own within the five seconds the sliding minute adds, and a
+// probe refused there costs a minute's room (providers count refusals).
+// The windows of an hour or longer are where a count goes stale.
+func minuteWindow(reason string) bool {
+	return strings.HasSuffix(reason, "rpm spent") || strings.HasSuffix(reason, "tpm spent")
 }
