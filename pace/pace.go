@@ -62,7 +62,7 @@ type Pacer struct {
 	mu        sync.Mutex
 	pending   map[pendKey]*counts // demand not yet written
 	lastFlush time.Time
-	chains    map[string]*chainState
+	chains    sync.Map // chain name -> *chainState, read without a lock
 
 	wg sync.WaitGroup
 }
@@ -85,7 +85,7 @@ func New(o Options) *Pacer {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	p := &Pacer{store: o.Store, budget: o.Budget, clock: o.Clock, pending: map[pendKey]*counts{}, chains: map[string]*chainState{}}
+	p := &Pacer{store: o.Store, budget: o.Budget, clock: o.Clock, pending: map[pendKey]*counts{}}
 	p.later, _ = state.Find[state.Deferrer](o.Store)
 	p.lastFlush = o.Clock.Now()
 	return p
@@ -99,14 +99,11 @@ func (p *Pacer) Close() {
 }
 
 func (p *Pacer) state(chain string) *chainState {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	cs := p.chains[chain]
-	if cs == nil {
-		cs = &chainState{}
-		p.chains[chain] = cs
+	if v, ok := p.chains.Load(chain); ok {
+		return v.(*chainState)
 	}
-	return cs
+	v, _ := p.chains.LoadOrStore(chain, &chainState{})
+	return v.(*chainState)
 }
 
 // Arrived counts one request asking chain ch, of about tokens (its input
@@ -124,16 +121,12 @@ func (p *Pacer) Arrived(ch *config.Chain, tokens int) {
 	c := p.pendingLocked(ch.Name, hour)
 	c.req++
 	c.tok += int64(max(tokens, 0))
-	cs := p.chains[ch.Name]
-	if cs == nil {
-		cs = &chainState{}
-		p.chains[ch.Name] = cs
-	}
 	flush := now.Sub(p.lastFlush) >= flushEvery
 	if flush {
 		p.lastFlush = now
 	}
 	p.mu.Unlock()
+	cs := p.state(ch.Name)
 	last := cs.lastRefresh.Load()
 	due := cs.snap.Load() == nil || now.UnixNano()-last >= int64(refreshEvery)
 	if due && cs.refreshing.CompareAndSwap(false, true) {
@@ -185,13 +178,11 @@ func (p *Pacer) Refresh(ch *config.Chain) {
 
 // Snapshot returns chain's latest forecast, nil when none was made yet.
 func (p *Pacer) Snapshot(chain string) *Snapshot {
-	p.mu.Lock()
-	cs := p.chains[chain]
-	p.mu.Unlock()
-	if cs == nil {
+	v, ok := p.chains.Load(chain)
+	if !ok {
 		return nil
 	}
-	return cs.snap.Load()
+	return v.(*chainState).snap.Load()
 }
 
 // Order returns order (the chain's routes in the order the walk would try
@@ -207,23 +198,25 @@ func (p *Pacer) Order(ch *config.Chain, order []*config.Route) []*config.Route {
 	if s == nil || !s.Binding {
 		return order
 	}
-	held := 0
-	for _, rt := range order {
+	var held [64]bool // a chain of more routes paces its first 64
+	n := 0
+	for i, rt := range order[:min(len(order), len(held))] {
 		if s.held(rt.ID) {
-			held++
+			held[i] = true
+			n++
 		}
 	}
-	if held == 0 {
+	if n == 0 {
 		return order
 	}
 	out := make([]*config.Route, 0, len(order))
-	for _, rt := range order {
-		if !s.held(rt.ID) {
+	for i, rt := range order {
+		if i >= len(held) || !held[i] {
 			out = append(out, rt)
 		}
 	}
-	for _, rt := range order {
-		if s.held(rt.ID) {
+	for i, rt := range order[:min(len(order), len(held))] {
+		if held[i] {
 			out = append(out, rt)
 		}
 	}
@@ -417,6 +410,8 @@ type Snapshot struct {
 	Expected float64
 	// CapsLeft is what the day-capped routes have left, in requests.
 	CapsLeft float64
+
+	index map[string]int // Routes by route ID
 }
 
 // RoutePace is one route's pace in a Snapshot.
@@ -449,10 +444,8 @@ func (rp *RoutePace) Held() bool {
 }
 
 func (s *Snapshot) route(id string) *RoutePace {
-	for _, rp := range s.Routes {
-		if rp.Route == id {
-			return rp
-		}
+	if i, ok := s.index[id]; ok {
+		return s.Routes[i]
 	}
 	return nil
 }
@@ -481,6 +474,10 @@ func (p *Pacer) refresh(ch *config.Chain, cs *chainState) {
 			return
 		}
 		s.Routes = append(s.Routes, routePace(rt, left, pr.tokens, now))
+	}
+	s.index = make(map[string]int, len(s.Routes))
+	for i, rp := range s.Routes {
+		s.index[rp.Route] = i
 	}
 	forecast(s, pr, now)
 	s.AnsweredToday = pr.answered

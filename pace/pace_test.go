@@ -14,7 +14,9 @@ import (
 
 // plan has a chain of a day-capped route (rpd as given, midnight UTC)
 // before a renewable one (60 a minute).
-func plan(t *testing.T, rpd int, paceOpt string) *config.Plan {
+func plan(t *testing.T, rpd int, paceOpt string) *config.Plan { return planOf(t, rpd, paceOpt) }
+
+func planOf(t testing.TB, rpd int, paceOpt string) *config.Plan {
 	t.Helper()
 	y := `
 roles: []
