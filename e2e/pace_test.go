@@ -226,3 +226,22 @@ chains:
 		t.Errorf("Flash was called %d times; want the one probe", n)
 	}
 }
+
+func TestTierAsksTheRenewableRouteFirst(t *testing.T) {
+	// Flash (20 a day at 5 a minute) and Gemma (14,400 a day at 30 a
+	// minute) are one tier: Gemma, whose limits renew soonest, answers
+	// first though written second; Flash keeps its day for when Gemma is
+	// full.
+	s := startStackWith(t, stackOptions{config: `
+chains:
+  tiered:
+    routes: [[gemini/gemini-2.5-flash, gemini/gemma-3-27b-it]]
+    pace: "off"
+`})
+	h := harnessOf(t, s)
+	for i := range 3 {
+		if r := h.ask("tiered"); r.header.Get(httpapi.HeaderRoute) != "gemini/gemma-3-27b-it" {
+			t.Fatalf("request %d answered by %q: %s; want Gemma, the tier's renewable route", i, r.header.Get(httpapi.HeaderRoute), r.body)
+		}
+	}
+}
