@@ -81,7 +81,9 @@ func TestDayThatBinds(t *testing.T) {
 		if r.ByModel+r.ByFallback != rep.Requests {
 			t.Errorf("%s: %d + %d answers for %d questions", r.Policy, r.ByModel, r.ByFallback, rep.Requests)
 		}
-		if r.ByModel > capa.ByModel*102/100 {
+		// Greedy capacity bounds a scheduler that takes the chain in
+		// order; tollfree paces its day caps (issue 31) and may pass it.
+		if r.Policy != PolicyTollfree && r.ByModel > capa.ByModel*102/100 {
 			t.Errorf("%s: %d answered by a model, more than the capacity %d allows", r.Policy, r.ByModel, capa.ByModel)
 		}
 	}
