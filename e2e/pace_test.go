@@ -67,6 +67,7 @@ func waitForecast(t *testing.T, s *stack, chain string) {
 }
 
 func TestPaceHoldsADayCapWhileARenewableRouteHasRoom(t *testing.T) {
+	checkLeaks(t)
 	// 10:00 UTC, 03:00 in Los Angeles: a question a minute forecasts
 	// about 80 before Gemini's midnight, more than Flash's 20. Once the
 	// chain has counted ten requests (a forecast needs them), Gemma carries
@@ -114,6 +115,7 @@ func TestPaceHoldsADayCapWhileARenewableRouteHasRoom(t *testing.T) {
 }
 
 func TestPaceKeepsTheOrderWhenCapsDoNotBind(t *testing.T) {
+	checkLeaks(t)
 	// Flash configured at 1,000 a day: the forecast (about 80) will not
 	// exhaust it, so the chain's order is kept and Flash answers all.
 	s := startStackWith(t, stackOptions{config: `
@@ -135,6 +137,7 @@ providers:
 }
 
 func TestPaceOffKeepsTheOrder(t *testing.T) {
+	checkLeaks(t)
 	s := startStackWith(t, stackOptions{config: pacedChain + "    pace: \"off\"\n"})
 	h := harnessOf(t, s)
 	for i := range 5 {
@@ -146,6 +149,7 @@ func TestPaceOffKeepsTheOrder(t *testing.T) {
 }
 
 func TestHeaderRouteSpentToTheProviderCountWithoutMargin(t *testing.T) {
+	checkLeaks(t)
 	// Groq's llama-3.3-70b allows 40 a day here and says so in its
 	// x-ratelimit headers; the config (the preset's 1,000) does not know.
 	// With the default margin (0.05), a limit known from the config alone
@@ -179,6 +183,7 @@ chains:
 }
 
 func TestProbeAtTheEdgeAnswersWhereTheBudgetWasStale(t *testing.T) {
+	checkLeaks(t)
 	// Flash's day is spent in the gateway's count, by calls the provider
 	// never counted (the emulator enforces no limit here): every route of
 	// the chain is skipped by its own budget and the alternative is the
@@ -228,6 +233,7 @@ chains:
 }
 
 func TestTierAsksTheRenewableRouteFirst(t *testing.T) {
+	checkLeaks(t)
 	// Flash (20 a day at 5 a minute) and Gemma (14,400 a day at 30 a
 	// minute) are one tier: Gemma, whose limits renew soonest, answers
 	// first though written second; Flash keeps its day for when Gemma is
