@@ -60,6 +60,10 @@ type Record struct {
 	// TokensEstimated marks tokens the gateway estimated because the
 	// route reported none (route.Attempt.TokensEstimated).
 	TokensEstimated bool `json:"tokens_estimated,omitempty"`
+	// Probe marks a probe at the edge: a route its budget skipped, called
+	// once in its budget's slot rather than answer by the fallback
+	// (route.Attempt.EdgeProbe).
+	Probe bool `json:"probe,omitempty"`
 }
 
 // Writer appends records to a file or stream. It buffers, and writes out
@@ -293,7 +297,7 @@ func FromAttempt(a *route.Attempt) *Record {
 		LatencyMS: float64(a.Latency.Microseconds()) / 1000, TokensIn: a.TokensIn, TokensOut: a.TokensOut,
 		Error: a.Error, RestKey: a.RestKey.String(), RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
 		Part: a.Part, Cut: a.Cut, Cached: a.Cached, TokensEstimated: a.TokensEstimated,
-		Retry: a.Retry, Continuation: a.Method, Repair: a.Repair,
+		Retry: a.Retry, Continuation: a.Method, Repair: a.Repair, Probe: a.EdgeProbe,
 	}
 }
 
@@ -382,6 +386,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 	if r.Continuation != "" {
 		b = append(b, `,"continuation":`...)
 		b = appendString(b, r.Continuation)
+	}
+	if r.Probe {
+		b = append(b, `,"probe":true`...)
 	}
 	return append(b, "}\n"...)
 }

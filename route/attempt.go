@@ -50,6 +50,7 @@ type outcome struct {
 	// spent, for a part of a stream, is what the part cost, as it reported
 	// or estimated (issue 33): its call-log line has its own tokens.
 	spent *partSpend
+	probe bool // a probe at the edge (Attempt.EdgeProbe, edge.go)
 
 	// set by the attempt's goroutine before it reports
 	resp    *llm.Response
@@ -74,7 +75,7 @@ func (w *walk) round() (*outcome, error) {
 	defer dl.Stop()
 	defer w.dropRetry()
 	for {
-		if len(w.inflight) == 0 && w.pending == nil && !w.launchNext(false) {
+		if len(w.inflight) == 0 && w.pending == nil && !w.launchNext(false) && !w.probeEdge() {
 			return nil, w.refusal
 		}
 		ht := w.hedgeTimer()
@@ -257,7 +258,7 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 		timeout, cause = left-keep, errShare
 	}
 	ctx, cancel := context.WithCancelCause(w.parent)
-	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry, req: t.req}
+	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry, req: t.req, probe: t.probe}
 	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
 	w.inflight[t.route] = o
 	w.started++

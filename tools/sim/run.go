@@ -17,6 +17,7 @@ import (
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/pace"
 	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
@@ -306,9 +307,12 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	defer store.Close()
 	rec := &attempts{d: d, tracks: map[string]*track{}}
 	ups := tollfree.Upstreams(plan, &http.Client{Transport: transport{d: d, h: emu}})
+	book := quota.New(quota.Options{Store: store, Clock: clk})
+	pacer := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
+	defer pacer.Close()
 	router, err := route.New(route.Options{
 		Plan: plan, Upstreams: d.wrap(ups), Store: store, Clock: clk, Recorder: rec,
-		Budget: quota.New(quota.Options{Store: store, Clock: clk}),
+		Budget: book, Pacer: pacer,
 	})
 	if err != nil {
 		return nil, err
