@@ -71,6 +71,13 @@ func globMatch(pattern, s string) bool {
 	return len(s) >= len(last) && strings.HasSuffix(s, last)
 }
 
+// PatternNote is what `check` says of a route pattern: "openrouter/*:free:
+// expanded at serve time from openrouter's model list".
+func PatternNote(pattern string) string {
+	prov, _, _ := strings.Cut(pattern, "/")
+	return pattern + ": expanded at serve time from " + prov + "'s model list"
+}
+
 // HasPatterns reports whether a chain of the plan has a route pattern.
 func (p *Plan) HasPatterns() bool {
 	for _, ch := range p.Chains {
