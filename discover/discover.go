@@ -280,6 +280,19 @@ func (d *Discoverer) apply(ctx context.Context, pr *config.Provider, models []Mo
 			d.o.Logger.Warn("route gone, but its rest not recorded", "route", id, "error", err.Error())
 		}
 	}
+	// A route no chain has now (a route pattern's match dropped) keeps its
+	// date, and its rest is lifted once its model is listed again, for the
+	// pattern to bring it back ready.
+	for id, since := range prev.Gone {
+		if _, ok := routes[id]; ok {
+			continue
+		}
+		if !listed[strings.TrimPrefix(id, pr.Name+"/")] {
+			f.Gone[id] = since
+		} else if err := d.o.Store.ClearRest(ctx, id, false); err != nil && !errors.Is(err, state.ErrNotPersisted) {
+			f.Gone[id] = since
+		}
+	}
 	d.mu.Lock()
 	d.last[pr.Name] = f
 	d.mu.Unlock()

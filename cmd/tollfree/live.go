@@ -261,6 +261,7 @@ func (l *live) reload(trigger string) {
 		return
 	}
 	l.swap(g)
+	plan = g.gw.Plan() // its route patterns expanded from the lists the store keeps
 	enabled := 0
 	var fixes []string
 	for _, r := range plan.Readiness() {

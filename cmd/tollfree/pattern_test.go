@@ -79,17 +79,26 @@ func TestFreePatternFollowsTheList(t *testing.T) {
 	servedWith("openrouter/qwen/qwen3-coder:free", "openrouter/openai/gpt-oss-120b:free")
 	answeredBy("openrouter/qwen/qwen3-coder:free")
 
+	// Each day's read, by the gateway serving then: the one before it is
+	// closed (its wait stopped), and the current one waits for the day.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	day := 0
+	nextDay := func() {
+		t.Helper()
+		lv.closing.Wait()
+		day++
+		if err := clk.BlockUntilDeadline(ctx, t0.Add(time.Duration(day)*24*time.Hour)); err != nil {
+			t.Fatalf("the gateway serving now never waits for day %d's read: %v", day, err)
+		}
+		clk.Advance(24 * time.Hour)
+	}
+
 	// A day later qwen3-coder costs money and kimi-k2 is new and free.
 	emu.SetPrice("openrouter", "qwen/qwen3-coder:free", emulator.Price{Prompt: 0.0000002, Completion: 0.0000008})
 	emu.AddModel("openrouter", emulator.Model{ID: "moonshotai/kimi-k2:free", ContextLength: 1 << 20})
-	lv.closing.Wait() // the first config's gateway closed: its clock's wait stopped
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := clk.BlockUntilDeadline(ctx, t0.Add(24*time.Hour)); err != nil {
-		t.Fatalf("the gateway serving now never waits for the next read: %v", err)
-	}
 	paid := emu.Calls("openrouter", "qwen/qwen3-coder:free")
-	clk.Advance(24 * time.Hour)
+	nextDay()
 	servedWith("openrouter/moonshotai/kimi-k2:free", "openrouter/openai/gpt-oss-120b:free")
 	for range 3 {
 		answeredBy("openrouter/moonshotai/kimi-k2:free")
@@ -97,4 +106,15 @@ func TestFreePatternFollowsTheList(t *testing.T) {
 	if n := emu.Calls("openrouter", "qwen/qwen3-coder:free"); n != paid {
 		t.Errorf("the model that turned paid was called %d times after the read", n-paid)
 	}
+
+	// kimi-k2 leaves the list for a day, then comes back: back in the
+	// chain, and answering (not resting as gone).
+	emu.Unlist("openrouter", "moonshotai/kimi-k2:free", true)
+	nextDay()
+	servedWith("openrouter/openai/gpt-oss-120b:free")
+	answeredBy("openrouter/openai/gpt-oss-120b:free")
+	emu.Unlist("openrouter", "moonshotai/kimi-k2:free", false)
+	nextDay()
+	servedWith("openrouter/moonshotai/kimi-k2:free", "openrouter/openai/gpt-oss-120b:free")
+	answeredBy("openrouter/moonshotai/kimi-k2:free")
 }
