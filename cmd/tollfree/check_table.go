@@ -161,8 +161,14 @@ func takes(r *config.Route) string {
 		}
 		return "embeddings"
 	}
+	return capsWords(r.Caps)
+}
+
+// capsWords is what a model takes besides text, as check and presets show
+// it: "tools,vision" ("?" for what nothing says; "text" for nothing else).
+func capsWords(caps config.Capabilities) string {
 	var took []string
-	for _, c := range strings.Fields(r.Caps.String()) {
+	for _, c := range strings.Fields(caps.String()) {
 		if !strings.HasPrefix(c, "-") { // what it does not take goes unsaid
 			took = append(took, c)
 		}

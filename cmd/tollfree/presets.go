@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,10 +23,12 @@ import (
 // tests move it.
 var now = time.Now
 
-// presetsCmd prints the catalog (issue 35): each preset with its status,
-// the page it was last checked against and that page's date, then its
-// models with their free limits and, for those retired or no longer free,
-// since when and what to use instead.
+// presetsCmd prints the catalog (issues 34 and 35): each preset with its
+// status, the page it was last checked against and that page's date, the
+// variable its key is read from and whether it is set, then its models
+// with their free limits, what they take besides text (tools, images,
+// audio), their context size and typed-answer support and, for those
+// retired or no longer free, since when and what to use instead.
 //
 // With -read it then reads, now, the model list of every provider the
 // config (or the built-in defaults, keyed from the environment) enables,
@@ -43,7 +47,7 @@ func presetsCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if !*read && *path != "" {
 		return fmt.Errorf("presets reads a config only with -read")
 	}
-	writePresets(stdout, config.Presets(), now())
+	writePresets(stdout, config.Presets(), now(), os.Getenv)
 	if !*read {
 		return nil
 	}
@@ -102,7 +106,7 @@ func writeLists(ctx context.Context, w io.Writer, plan *config.Plan) error {
 	return nil
 }
 
-func writePresets(w io.Writer, presets []config.Preset, at time.Time) {
+func writePresets(w io.Writer, presets []config.Preset, at time.Time, getenv func(string) string) {
 	for i, p := range presets {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -123,8 +127,10 @@ func writePresets(w io.Writer, presets []config.Preset, at time.Time) {
 		fmt.Fprintf(w, "%s: %s\n", p.Name, status)
 		fmt.Fprintf(w, "  checked: %s dated %s%s\n", c.URL, c.Date, age)
 		fmt.Fprintf(w, "  %s\n", c.Note)
+		fmt.Fprintf(w, "  key: %s\n", keyWords(p, getenv))
 		fmt.Fprintf(w, "  account limits: %s; day resets %s\n", limitWords(p.Limits), p.Reset)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  MODEL\tFREE LIMITS\tTAKES\tCONTEXT\tJSON\tSTATUS")
 		for _, m := range p.Models {
 			var status string
 			switch {
@@ -137,14 +143,35 @@ func writePresets(w io.Writer, presets []config.Preset, at time.Time) {
 			default:
 				status = "active"
 			}
-			kind := ""
-			if m.Embedding {
-				kind = " (embeddings)"
+			kind, took, schema := "", capsWords(config.Capabilities{Tools: m.Tools, Vision: m.Vision, Audio: m.Audio}), orDash(m.Schema)
+			if schema == "-" {
+				schema = orDash(p.Schema)
 			}
-			fmt.Fprintf(tw, "  %s/%s%s\t%s\t%s\n", p.Name, m.ID, kind, limitWords(m.Limits), status)
+			if m.Embedding {
+				kind, took, schema = " (embeddings)", "embeddings", "-"
+				if m.Dimensions > 0 {
+					took = "embeddings(" + strconv.Itoa(m.Dimensions) + ")"
+				}
+			}
+			fmt.Fprintf(tw, "  %s/%s%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, m.ID, kind, limitWords(m.Limits), took, count(m.MaxContext), schema, status)
 		}
 		tw.Flush()
 	}
+}
+
+// keyWords says where a preset's key is read from and whether it is set
+// in this environment (never the key): "GROQ_API_KEY (set)", "(not set)";
+// "none needed" for a provider that takes no key.
+func keyWords(p config.Preset, getenv func(string) string) string {
+	switch {
+	case p.KeyEnv == "":
+		return "none needed"
+	case getenv(p.KeyEnv) != "":
+		return p.KeyEnv + " (set)"
+	case p.KeyOptional:
+		return p.KeyEnv + " (not set: the keyless tier is used)"
+	}
+	return p.KeyEnv + " (not set: the provider is disabled)"
 }
 
 // limitWords is a preset's limits as a config file writes them ("rpm 30,

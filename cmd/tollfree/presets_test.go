@@ -16,8 +16,12 @@ import (
 // TestPresetsCommand: `tollfree presets` prints every preset with its
 // status, the public page it was checked against and that page's date,
 // and every model with its status; GitHub Models shows as retired with
-// what to use instead.
+// what to use instead. Each says where its key is read from and whether it
+// is set (never the key), and each model what it takes, its context and
+// its JSON support (issue 34).
 func TestPresetsCommand(t *testing.T) {
+	t.Setenv("GROQ_API_KEY", "gsk-presets-test-key")
+	t.Setenv("GEMINI_API_KEY", "")
 	var out, errb bytes.Buffer
 	if code := run([]string{"presets"}, &out, &errb); code != 0 {
 		t.Fatalf("presets: exit %d, %s", code, errb.String())
@@ -41,10 +45,18 @@ func TestPresetsCommand(t *testing.T) {
 		"github: retired since 2026-07-30; use openrouter",
 		"groq/llama-3.3-70b-versatile",
 		"retired 2026-08-16, use groq/openai/gpt-oss-120b",
+		"  key: GROQ_API_KEY (set)",
+		"  key: GEMINI_API_KEY (not set: the provider is disabled)",
+		"  key: none needed",
+		"MODEL", "FREE LIMITS", "TAKES", "CONTEXT", "JSON",
+		"tools,vision,audio", "embeddings(3072)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("presets does not say %q", want)
 		}
+	}
+	if strings.Contains(got, "gsk-presets-test-key") {
+		t.Error("presets printed a key")
 	}
 	if code := run([]string{"presets", "extra"}, &out, &errb); code == 0 {
 		t.Error("presets took an argument")
