@@ -101,3 +101,17 @@ func orEnv(k string) string {
 	}
 	return ""
 }
+
+// TestPatternReadiness: check's line for a chain of a pattern alone says
+// where its routes will come from.
+func TestPatternReadiness(t *testing.T) {
+	yaml := "providers:\n  openrouter: {preset: openrouter, api_key: ${OR_KEY}}\nchains:\n  free: {routes: [\"openrouter/*:free\"]}\n"
+	p, err := Parse("t.yaml", []byte(yaml), orEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "chain free: 0 of 0 routes enabled, so every request gets its fallback; openrouter/*:free: expanded at serve time from openrouter's model list"
+	if got := p.Readiness()[0].String(); got != want {
+		t.Errorf("readiness %q, want %q", got, want)
+	}
+}
