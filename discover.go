@@ -3,8 +3,11 @@ package tollfree
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/discover"
 )
 
@@ -19,7 +22,11 @@ func (g *Gateway) startDiscovery(o *Options) {
 	if o.HTTPClient != nil {
 		client.Transport = o.HTTPClient.Transport
 	}
-	g.discovery = discover.New(discover.Options{Plan: o.Plan, Store: g.store, Client: client, Clock: o.Clock, Logger: o.Logger, Every: o.DiscoverEvery})
+	do := discover.Options{Plan: o.Plan, Store: g.store, Client: client, Clock: o.Clock, Logger: o.Logger, Every: o.DiscoverEvery}
+	if o.Replan != nil && o.Plan.HasPatterns() {
+		do.AfterRefresh = func(ctx context.Context) { g.expand(ctx, o.Replan) }
+	}
+	g.discovery = discover.New(do)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -54,4 +61,20 @@ func (g *Gateway) freeUnused(ctx context.Context) map[string][]string {
 		}
 	}
 	return out
+}
+
+// expand hands replan the plan whose chains' patterns are expanded from
+// the lists just read, when that differs from the gateway's.
+func (g *Gateway) expand(ctx context.Context, replan func(*config.Plan)) {
+	p, changed := g.plan.Expand(discover.Lists(g.discovery.Findings(ctx)))
+	if !changed {
+		return
+	}
+	for _, name := range p.ChainOrder {
+		if ids, was := p.Expansion()[name], g.plan.Expansion()[name]; !slices.Equal(ids, was) {
+			g.logger.Info("chain's route patterns expanded again from the providers' model lists", "chain", name,
+				"patterns", strings.Join(p.Chains[name].Patterns, ", "), "routes", strings.Join(ids, ", "), "were", strings.Join(was, ", "))
+		}
+	}
+	replan(p)
 }

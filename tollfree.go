@@ -45,6 +45,7 @@
 package tollfree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -115,6 +116,13 @@ type Options struct {
 	// it is listed again (package discover, issue 35). cmd/tollfree serve
 	// sets it to a day; zero (the default of the library) reads no list.
 	DiscoverEvery time.Duration
+	// Replan, when set, is called (on the discovery's goroutine) with the
+	// plan to serve from now on when a read of the model lists changes
+	// what a chain's route pattern ("openrouter/*:free") expands to:
+	// cmd/tollfree serve builds a gateway of it and swaps it in, as a
+	// reload does. New expands the patterns from the lists the state store
+	// keeps; without Replan, a gateway keeps that expansion.
+	Replan func(*config.Plan)
 	// CacheBackend stores cached answers for chains with a cache_ttl.
 	// Default: memory (64 MiB, least recently used first) over disk under
 	// Plan.DataDir. Pass a cache/rediscache backend to share the cache.
@@ -188,6 +196,13 @@ func New(o Options) (*Gateway, error) {
 	}
 	if secrets.Len() > 0 {
 		g.store = scrubStore{Store: g.store, set: secrets}
+	}
+	if o.Plan.HasPatterns() {
+		// The lists last read, by this process or another sharing the
+		// store: a pattern expands to nothing before the first.
+		if p, changed := o.Plan.Expand(discover.Lists(discover.Stored(context.Background(), g.store))); changed {
+			o.Plan, g.plan = p, p
+		}
 	}
 	g.budget = quota.New(quota.Options{Store: g.store, Clock: o.Clock})
 	g.pacer = pace.New(pace.Options{Store: g.store, Budget: g.budget, Clock: o.Clock})

@@ -205,6 +205,7 @@ func (l *loader) compile() *Plan {
 		p.ChainOrder = append(p.ChainOrder, name)
 	}
 	p.RouteChains = l.routeChains(p)
+	p.base = l
 	p.decideStatus() // after the chains: hide_route makes it private
 	compileSecrets(p)
 	return p
@@ -312,6 +313,10 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 	rank, prevTier := 0, 0
 	for _, ref := range c.Routes {
 		id := strings.TrimSpace(ref.Route)
+		if IsPattern(id) {
+			ch.Patterns = append(ch.Patterns, id) // expanded by Expand (pattern.go)
+			continue
+		}
 		r, ok := p.Routes[id]
 		if !ok {
 			r = l.compileRoute(p, id)

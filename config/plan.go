@@ -119,6 +119,11 @@ type Plan struct {
 	StatusAdminOnly bool
 	StatusWhy       string
 	statusSetting   string // the file's status: "", public or private
+	// base is the loader that compiled the plan, which Expand compiles
+	// the chains of patterns with again; expansion is, by chain, the
+	// routes its patterns expand to here (pattern.go).
+	base      *loader
+	expansion map[string][]string
 	// Redis is the address (redis://...) of a shared state store; "" keeps
 	// state local.
 	Redis string
@@ -396,6 +401,11 @@ type Fallback struct {
 type Chain struct {
 	Name   string
 	Routes []*Route
+	// Patterns are the chain's route patterns as written
+	// ("openrouter/*:free"), which Plan.Expand replaces with the routes
+	// they match in the providers' model lists (pattern.go); Routes holds
+	// those, none before a list is read.
+	Patterns []string
 	// AttemptTimeout caps one attempt of a route without its own timeout.
 	// Default 20s.
 	AttemptTimeout time.Duration

@@ -68,6 +68,11 @@ func chainReadiness(c *Chain) ChainReadiness {
 	if len(sets) > 0 {
 		r.Fixes = append([]string{"set " + strings.Join(sets, ", ")}, r.Fixes...)
 	}
+	if r.Enabled == 0 {
+		for _, pat := range c.Patterns {
+			r.Fixes = append(r.Fixes, PatternNote(pat))
+		}
+	}
 	return r
 }
 

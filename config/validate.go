@@ -379,6 +379,12 @@ func (l *loader) validateRoutes(chain string, c *ChainConfig, report func(sub, f
 		default:
 			prevRank++ // as compiled: one more than the route before
 		}
+		if IsPattern(id) {
+			if msg := l.checkPattern(id, c); msg != "" {
+				report(sub, "%s", msg)
+			}
+			continue
+		}
 		st, spec, msg := l.lookupRoute(id)
 		if msg != "" {
 			report(sub, "%s", msg)

@@ -68,6 +68,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Every is the time between reads; default DefaultEvery.
 	Every time.Duration
+	// AfterRefresh, when set, is called after each Refresh, on Run's
+	// goroutine: the gateway expands its chains' patterns there.
+	AfterRefresh func(ctx context.Context)
 }
 
 // Model is one model of a provider's list.
@@ -76,6 +79,8 @@ type Model struct {
 	// Free is set when the list says the model costs nothing (OpenRouter:
 	// prompt and completion price 0).
 	Free bool `json:"free,omitempty"`
+	// Priced is set when the list gives the model's prices (OpenRouter).
+	Priced bool `json:"priced,omitempty"`
 	// Context is the context length the list gives; 0 when it gives none.
 	Context int `json:"context,omitempty"`
 }
@@ -145,26 +150,56 @@ func (d *Discoverer) Refresh(ctx context.Context) {
 		}
 		d.apply(ctx, pr, models)
 	}
+	if d.o.AfterRefresh != nil && ctx.Err() == nil {
+		d.o.AfterRefresh(ctx)
+	}
 }
 
 // Findings returns what the last reads found, by provider: this
 // instance's, or another's kept in the store.
 func (d *Discoverer) Findings(ctx context.Context) map[string]Finding {
-	notes, err := d.o.Store.Notes(ctx, notePrefix)
+	out := Stored(ctx, d.o.Store)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make(map[string]Finding, len(d.last))
 	for k, f := range d.last {
-		out[k] = f
-	}
-	if err == nil {
-		for key, raw := range notes {
-			var f Finding
-			name := strings.TrimPrefix(key, notePrefix)
-			if json.Unmarshal(raw, &f) == nil && f.Read.After(out[name].Read) {
-				out[name] = f
-			}
+		if f.Read.After(out[k].Read) {
+			out[k] = f
 		}
+	}
+	return out
+}
+
+// Stored returns the findings the state store keeps, by provider, as the
+// last read of any instance sharing it left them; none when it cannot be
+// read.
+func Stored(ctx context.Context, st interface {
+	Notes(ctx context.Context, prefix string) (map[string][]byte, error)
+}) map[string]Finding {
+	out := map[string]Finding{}
+	notes, err := st.Notes(ctx, notePrefix)
+	if err != nil {
+		return out
+	}
+	for key, raw := range notes {
+		var f Finding
+		name := strings.TrimPrefix(key, notePrefix)
+		if json.Unmarshal(raw, &f) == nil && f.Read.After(out[name].Read) {
+			out[name] = f
+		}
+	}
+	return out
+}
+
+// Lists returns the models of each finding as config.Plan.Expand takes
+// them, by provider.
+func Lists(findings map[string]Finding) map[string][]config.Listed {
+	out := make(map[string][]config.Listed, len(findings))
+	for name, f := range findings {
+		l := make([]config.Listed, len(f.Models))
+		for i, m := range f.Models {
+			l[i] = config.Listed{ID: m.ID, Context: m.Context, Priced: m.Priced, Free: m.Free}
+		}
+		out[name] = l
 	}
 	return out
 }
@@ -243,6 +278,19 @@ func (d *Discoverer) apply(ctx context.Context, pr *config.Provider, models []Mo
 			Reason: fmt.Sprintf("gone from %s's model list since %s", pr.Name, since.UTC().Format(time.DateOnly))}
 		if err := d.o.Store.SetRest(ctx, r); err != nil && !errors.Is(err, state.ErrNotPersisted) {
 			d.o.Logger.Warn("route gone, but its rest not recorded", "route", id, "error", err.Error())
+		}
+	}
+	// A route no chain has now (a route pattern's match dropped) keeps its
+	// date, and its rest is lifted once its model is listed again, for the
+	// pattern to bring it back ready.
+	for id, since := range prev.Gone {
+		if _, ok := routes[id]; ok {
+			continue
+		}
+		if !listed[strings.TrimPrefix(id, pr.Name+"/")] {
+			f.Gone[id] = since
+		} else if err := d.o.Store.ClearRest(ctx, id, false); err != nil && !errors.Is(err, state.ErrNotPersisted) {
+			f.Gone[id] = since
 		}
 	}
 	d.mu.Lock()
@@ -344,7 +392,7 @@ func parse(dialect config.Dialect, body []byte) ([]Model, error) {
 			continue
 		}
 		free := m.Pricing != nil && zero(m.Pricing.Prompt) && zero(m.Pricing.Completion)
-		out = append(out, Model{ID: m.ID, Free: free, Context: m.Context})
+		out = append(out, Model{ID: m.ID, Free: free, Priced: m.Pricing != nil, Context: m.Context})
 	}
 	return out, nil
 }

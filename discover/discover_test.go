@@ -80,7 +80,7 @@ func TestRefreshReadsEveryShape(t *testing.T) {
 		}
 	}
 	or := d.Findings(ctx)["openrouter"]
-	if len(or.Models) != 2 || or.Models[0] != (Model{ID: "a/free:free", Free: true, Context: 262144}) || or.Models[1] != (Model{ID: "b/paid"}) {
+	if len(or.Models) != 2 || or.Models[0] != (Model{ID: "a/free:free", Free: true, Priced: true, Context: 262144}) || or.Models[1] != (Model{ID: "b/paid", Priced: true}) {
 		t.Errorf("openrouter's list read as %+v", or.Models)
 	}
 	if g := d.Findings(ctx)["gemini"].Models; len(g) != 1 || g[0].ID != "gemini-3.6-flash" {

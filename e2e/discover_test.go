@@ -207,3 +207,21 @@ func TestGoneIsSharedThroughRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestPatternBeforeAnyList (issue 35): before a model list is read, a
+// route pattern expands to nothing: a chain of a pattern alone answers
+// with its fallback, and a chain that also names a route answers from
+// it.
+func TestPatternBeforeAnyList(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, `chains:
+  only: {routes: ["openrouter/*:free"], fallback: {message: "Back soon."}}
+  mixed: {routes: ["openrouter/*:free", groq/llama-3.3-70b-versatile]}
+`)
+	if r := h.ask("only"); r.status != http.StatusOK || r.content(t) != "Back soon." {
+		t.Errorf("a chain of a pattern alone, no list read: %d %s, want its fallback", r.status, r.body)
+	}
+	if r := h.ask("mixed"); r.status != http.StatusOK || r.header.Get("X-Tollfree-Route") != "groq/llama-3.3-70b-versatile" {
+		t.Errorf("a chain of a pattern and a route, no list read: %d by %q, want 200 by the route", r.status, r.header.Get("X-Tollfree-Route"))
+	}
+}

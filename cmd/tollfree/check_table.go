@@ -50,6 +50,9 @@ func writeCheckTable(w io.Writer, p *config.Plan) {
 				c.Ranks[i], r.ID, routeStatus(r), limitCell(r.Limits), timeout, count(r.MaxContext), takes(r), flags)
 		}
 		tw.Flush()
+		for _, pat := range c.Patterns {
+			fmt.Fprintf(w, "  %s (free models, largest context first)\n", config.PatternNote(pat))
+		}
 		for _, r := range c.Routes {
 			if len(r.Extra) > 0 {
 				fmt.Fprintf(w, "  %s sends extra fields: %s\n", r.ID, strings.Join(slices.Sorted(maps.Keys(r.Extra)), ", "))

@@ -15,6 +15,7 @@ import (
 	"github.com/tollfree/tollfree"
 	"github.com/tollfree/tollfree/calllog"
 	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/internal/watch"
 	"github.com/tollfree/tollfree/secret"
 	"github.com/tollfree/tollfree/state"
@@ -40,6 +41,8 @@ type live struct {
 	// discover is how often each gateway reads the providers' model lists
 	// (-discover; 0 reads none).
 	discover time.Duration
+	// clock drives the gateways; nil is the real one (tests set a fake).
+	clock clock.Clock
 
 	mu      sync.Mutex // guards cur and the generations' in-flight counts
 	cur     *generation
@@ -111,7 +114,9 @@ func (sh *shared) close() error {
 
 // build makes a gateway of plan on the shared store and call log.
 func (l *live) build(plan *config.Plan) (*generation, error) {
-	o := tollfree.Options{Plan: plan, Store: l.store, Logger: l.logger, Health: l.health, Metrics: newMetrics, DiscoverEvery: l.discover}
+	g := &generation{}
+	o := tollfree.Options{Plan: plan, Store: l.store, Logger: l.logger, Health: l.health, Metrics: newMetrics, DiscoverEvery: l.discover, Clock: l.clock,
+		Replan: func(p *config.Plan) { l.replan(g, p) }}
 	if l.log != nil {
 		o.CallLog, o.KeepCallLog = l.log, true
 	}
@@ -119,7 +124,37 @@ func (l *live) build(plan *config.Plan) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &generation{gw: gw, h: gw.Handler()}, nil
+	g.gw, g.h = gw, gw.Handler()
+	return g, nil
+}
+
+// replan serves p, the plan of from with its route patterns expanded
+// again from the providers' model lists, from now on: as a reload, but
+// only while from is current (a reload since has the last word).
+func (l *live) replan(from *generation, p *config.Plan) {
+	if !l.isCurrent(from) {
+		return
+	}
+	g, err := l.build(p)
+	if err != nil {
+		l.logger.Error("route patterns expanded again, but not served: " + err.Error() + "; still serving the previous routes")
+		return
+	}
+	l.mu.Lock()
+	current := l.cur == from
+	if current {
+		l.swapLocked(g)
+	}
+	l.mu.Unlock()
+	if !current {
+		g.gw.Close() // never served; closed outside l.mu, which its own discovery may wait for
+	}
+}
+
+func (l *live) isCurrent(g *generation) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cur == g
 }
 
 // ServeHTTP serves r with the current gateway, which stays open until r is
@@ -162,6 +197,10 @@ func (l *live) retire(g *generation) {
 func (l *live) swap(g *generation) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.swapLocked(g)
+}
+
+func (l *live) swapLocked(g *generation) {
 	old := l.cur
 	l.cur = g
 	if old == nil {
@@ -222,6 +261,7 @@ func (l *live) reload(trigger string) {
 		return
 	}
 	l.swap(g)
+	plan = g.gw.Plan() // its route patterns expanded from the lists the store keeps
 	enabled := 0
 	var fixes []string
 	for _, r := range plan.Readiness() {

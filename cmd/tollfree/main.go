@@ -278,7 +278,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	lv.swap(g)
 	defer lv.close()
-	return listenAndServe(ctx, lv, plan, stdout)
+	// The gateway's plan: its route patterns expanded from the model lists
+	// the state store keeps, if any.
+	return listenAndServe(ctx, lv, g.gw.Plan(), stdout)
 }
 
 // listenAndServe serves lv on the plan's address until ctx ends (SIGTERM,

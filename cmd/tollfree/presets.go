@@ -71,6 +71,7 @@ func writeLists(ctx context.Context, w io.Writer, plan *config.Plan) error {
 	d := discover.New(discover.Options{Plan: plan, Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	d.Refresh(ctx)
 	found := d.Findings(ctx)
+	plan, _ = plan.Expand(discover.Lists(found)) // what serve would serve now
 	fmt.Fprintln(w)
 	for _, name := range plan.ProviderOrder {
 		pr := plan.Providers[name]
@@ -88,6 +89,15 @@ func writeLists(ctx context.Context, w io.Writer, plan *config.Plan) error {
 		}
 		if free := f.FreeUnused(plan, name); len(free) > 0 {
 			fmt.Fprintf(w, "  free and used by no chain: %s\n", strings.Join(free, ", "))
+		}
+	}
+	for _, name := range plan.ChainOrder {
+		if pats := plan.Chains[name].Patterns; len(pats) > 0 {
+			routes := strings.Join(plan.Expansion()[name], ", ")
+			if routes == "" {
+				routes = "no route"
+			}
+			fmt.Fprintf(w, "chain %s: %s expanded to %s\n", name, strings.Join(pats, ", "), routes)
 		}
 	}
 	if logs.Len() > 0 {

@@ -109,7 +109,8 @@ func TestCheckWarnsOfAnOldPreset(t *testing.T) {
 
 // TestPresetsRead: `tollfree presets -read FILE` reads each enabled
 // provider's model list now and says which routes' models it lacks and
-// which free models no chain uses; a list it cannot read is said so.
+// which free models no chain uses, and what a chain's route patterns
+// expand to; a list it cannot read is said so.
 func TestPresetsRead(t *testing.T) {
 	emu := emulator.New(emulator.Options{})
 	emu.AddProvider(emulator.Provider{Name: "groq", Flavor: emulator.FlavorGroq, Key: "gsk-presets-read"})
@@ -130,6 +131,7 @@ func TestPresetsRead(t *testing.T) {
   mistral: {base_url: EMU/nobody/v1}
 chains:
   a: {routes: [groq/openai/gpt-oss-120b, groq/openai/gpt-oss-20b, "openrouter/a/one:free", mistral/mistral-small-latest]}
+  p: {routes: ["openrouter/c/*", "openrouter/a/*"]}
 `, "EMU", srv.URL)
 	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -143,6 +145,7 @@ chains:
 		"openrouter: 3 models listed\n  free and used by no chain: b/two:free\n",
 		"mistral: model list not read (see below); routes left as they are\n",
 		"GET /models answered 404",
+		"chain p: openrouter/c/*, openrouter/a/* expanded to openrouter/a/one:free\n", // c/paid: priced, not a :free id
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("presets -read does not say %q:\n%s", want, out.String())
