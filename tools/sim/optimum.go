@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -87,7 +88,9 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 	var hops []hop
 	for q, a := range tr {
 		first, last := slotOf(a.At), slotOf(a.At+deadline-1)
-		for _, id := range routes {
+		// In reverse: a node's edges are tried last added first, so the
+		// witness tries the chain's routes in order.
+		for _, id := range slices.Backward(routes) {
 			t, ok := tierOf[id]
 			if !ok || !fits(t.model, cost[q]) || !fits(t.account, cost[q]) {
 				continue
