@@ -131,7 +131,8 @@ type Result struct {
 	// since the day began (the pacer's forecast, summed over the routes
 	// it paced); nil otherwise.
 	PaceBin []float64
-	// CappedBin counts answers by the routes with a daily cap, per bin.
+	// CappedBin counts answers by the day-capped routes (cappedRoutes),
+	// per bin.
 	CappedBin []int
 	// Stalls counts the times the driver moved the clock without having
 	// seen every goroutine settle (0 in a sound run).
@@ -335,7 +336,7 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, ps, binsFor(o.Trace))
+	r := summarize(outs, cappedRoutes(ps, o.Trace), binsFor(o.Trace))
 	r.Stalls = d.stalls.Load()
 	for _, a := range rec.a {
 		switch {
@@ -439,7 +440,7 @@ func runNaive(ctx context.Context, o Options, ps []emulator.Preset, days int, or
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, ps, binsFor(o.Trace))
+	r := summarize(outs, cappedRoutes(ps, o.Trace), binsFor(o.Trace))
 	r.Stalls = d.stalls.Load()
 	r.FailedCalls = failed
 	emuCounts(r, emu)
@@ -477,7 +478,7 @@ func (b bins) result() *Result {
 }
 
 // summarize counts the outcomes.
-func summarize(outs []outcome, ps []emulator.Preset, bins bins) *Result {
+func summarize(outs []outcome, capped map[string]bool, bins bins) *Result {
 	r := bins.result()
 	var took []time.Duration
 	for _, o := range outs {
@@ -489,7 +490,7 @@ func summarize(outs []outcome, ps []emulator.Preset, bins bins) *Result {
 			r.ByModel++
 			r.ByModelBin[h]++
 			r.ByRoute[o.route]++
-			if dayCapped(ps, o.route) {
+			if capped[o.route] {
 				r.CappedBin[h]++
 			}
 		} else {
