@@ -63,7 +63,7 @@ var _ Observer = (*observability)(nil)
 // (live statistics, metrics). It runs before the router is built.
 func (g *Gateway) recorders(o *Options) []route.Recorder {
 	st := live.New(o.Plan)
-	src := status.New(status.Options{Plan: o.Plan, Store: g.store, Budget: g.budget, Stats: st, Clock: o.Clock})
+	src := status.New(status.Options{Plan: o.Plan, Store: g.store, Budget: g.budget, Stats: st, Pacer: g.pacer, Clock: o.Clock})
 	g.obs = &observability{stats: st, status: src}
 	recs := []route.Recorder{st}
 	if o.Metrics != nil {

@@ -62,6 +62,7 @@ import (
 	"github.com/tollfree/tollfree/httpapi"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/internal/reqid"
+	"github.com/tollfree/tollfree/pace"
 	"github.com/tollfree/tollfree/provider/gemini"
 	"github.com/tollfree/tollfree/provider/openaicompat"
 	"github.com/tollfree/tollfree/quota"
@@ -118,6 +119,7 @@ type Gateway struct {
 	plan    *config.Plan
 	router  *route.Router
 	budget  *quota.Book
+	pacer   *pace.Pacer
 	check   *caller.Check // who is calling, their limits, the cap on requests at once (issue 12)
 	store   state.Store
 	own     *memstore.Store // closed by Close when the gateway opened it
@@ -175,6 +177,7 @@ func New(o Options) (*Gateway, error) {
 		g.store = scrubStore{Store: g.store, set: secrets}
 	}
 	g.budget = quota.New(quota.Options{Store: g.store, Clock: o.Clock})
+	g.pacer = pace.New(pace.Options{Store: g.store, Budget: g.budget, Clock: o.Clock})
 	sv := o.Plan.Server
 	g.check = caller.NewCheck(caller.New(o.Plan, o.Clock), g.budget, o.Plan,
 		gate.Options{Max: sv.MaxRequests, Queue: sv.QueueLength, Wait: sv.QueueWait, Clock: o.Clock}, o.Logger)
@@ -204,7 +207,7 @@ func New(o Options) (*Gateway, error) {
 	g.assistants = openAssistants(o.Plan, g.content)
 	g.resting = assistant.New(&config.Assistant{Resting: config.DefaultResting()})
 	r, err := route.New(route.Options{
-		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget, Shaper: g,
+		Plan: o.Plan, Upstreams: ups, Store: g.store, Budget: g.budget, Pacer: g.pacer, Shaper: g,
 		Clock: o.Clock, Recorder: scrubRecorder{next: recs, set: secrets}, Logger: o.Logger,
 	})
 	if err != nil {
@@ -304,6 +307,10 @@ func (g *Gateway) Router() *route.Router { return g.router }
 // Budget returns the gateway's quota book.
 func (g *Gateway) Budget() *quota.Book { return g.budget }
 
+// Pacer returns the gateway's pacer: each chain's demand profile and the
+// pace of its day-capped routes (package pace).
+func (g *Gateway) Pacer() *pace.Pacer { return g.pacer }
+
 // Store returns the gateway's state store.
 func (g *Gateway) Store() state.Store { return g.store }
 
@@ -324,6 +331,9 @@ func (g *Gateway) close() error {
 	}
 	if g.router != nil {
 		g.router.Close()
+	}
+	if g.pacer != nil {
+		g.pacer.Close() // the demand counted since its last write
 	}
 	if g.budget != nil {
 		g.budget.Close() // its last writes of learned limits

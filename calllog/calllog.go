@@ -57,6 +57,10 @@ type Record struct {
 	// Repair numbers the repairs of a typed answer: the same route asked
 	// again after its answer broke the request's schema (route.Attempt.Repair).
 	Repair int `json:"repair,omitempty"`
+	// Probe marks a probe at the edge: a route its budget skipped, called
+	// once in its budget's slot rather than answer by the fallback
+	// (route.Attempt.EdgeProbe).
+	Probe bool `json:"probe,omitempty"`
 }
 
 // Writer appends records to a file or stream. It buffers, and writes out
@@ -290,7 +294,7 @@ func FromAttempt(a *route.Attempt) *Record {
 		LatencyMS: float64(a.Latency.Microseconds()) / 1000, TokensIn: a.TokensIn, TokensOut: a.TokensOut,
 		Error: a.Error, RestKey: a.RestKey.String(), RestUntil: a.RestUntil, Hedge: a.Hedge, Stream: a.Stream,
 		Part: a.Part, Cut: a.Cut, Cached: a.Cached,
-		Retry: a.Retry, Continuation: a.Method, Repair: a.Repair,
+		Retry: a.Retry, Continuation: a.Method, Repair: a.Repair, Probe: a.EdgeProbe,
 	}
 }
 
@@ -376,6 +380,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 	if r.Continuation != "" {
 		b = append(b, `,"continuation":`...)
 		b = appendString(b, r.Continuation)
+	}
+	if r.Probe {
+		b = append(b, `,"probe":true`...)
 	}
 	return append(b, "}\n"...)
 }

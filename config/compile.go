@@ -3,7 +3,9 @@ package config
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -276,6 +278,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 		MaxInFlight:       *c.MaxInFlight,
 		HedgeMinDaily:     *c.HedgeMinDaily,
 		Margin:            *c.Margin,
+		Pace:              *c.Pace == "on",
 		LatencyAware:      c.LatencyAware,
 		SameModel:         c.SameModel,
 		Interactive:       *c.Interactive,
@@ -305,7 +308,7 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 	default:
 		ch.Fallback = Fallback{Kind: FallbackError}
 	}
-	rank := 0
+	rank, prevTier := 0, 0
 	for _, ref := range c.Routes {
 		id := strings.TrimSpace(ref.Route)
 		r, ok := p.Routes[id]
@@ -314,14 +317,19 @@ func (l *loader) compileChain(p *Plan, name string, c *ChainConfig) *Chain {
 			p.Routes[id] = r
 			p.RouteOrder = append(p.RouteOrder, id)
 		}
-		if ref.Rank > 0 {
+		switch {
+		case ref.tier > 0 && ref.tier == prevTier:
+			// The tier's routes share a rank.
+		case ref.Rank > 0:
 			rank = ref.Rank
-		} else {
+		default:
 			rank++
 		}
+		prevTier = ref.tier
 		ch.Routes = append(ch.Routes, r)
 		ch.Ranks = append(ch.Ranks, rank)
 	}
+	renewableFirst(ch, c.Routes)
 	// Validated: a chain's routes are all embedding models or none.
 	ch.Embeddings = len(ch.Routes) > 0 && ch.Routes[0].Embedding
 	ch.PerRequestVectors = ch.Embeddings && c.Vectors == VectorsPerRequest
@@ -362,4 +370,57 @@ func (l *loader) compileRoute(p *Plan, id string) *Route {
 		r.Disabled, r.DisabledReason = true, prov.DisabledReason
 	}
 	return r
+}
+
+// renewableFirst orders the routes of each tier of ch (refs, flattened,
+// give the tiers) by how soon their limits renew (issue 31, item 4): the
+// route whose day cap is largest beside its minute rate first, a route
+// without a day cap before any with one, so that the scarce route is kept
+// for when the renewable one is full. Routes of equal renewal keep the
+// order written.
+func renewableFirst(ch *Chain, refs []RouteRef) {
+	for i := 0; i < len(refs); {
+		j := i + 1
+		for refs[i].tier > 0 && j < len(refs) && refs[j].tier == refs[i].tier {
+			j++
+		}
+		if j-i > 1 {
+			sort.SliceStable(ch.Routes[i:j], func(a, b int) bool {
+				return Renewal(ch.Routes[i+a]) > Renewal(ch.Routes[i+b])
+			})
+		}
+		i = j
+	}
+}
+
+// Renewal says how soon a route's configured limits renew: its day (or
+// month) cap over what its minute limit would allow in as long, the
+// smallest over requests and tokens, of the route and its provider. +Inf
+// for a route without a day or month cap; 0 for a cap with no minute limit
+// beside it. The larger, the sooner a route that is full has room again.
+func Renewal(r *Route) float64 {
+	out := math.Inf(1)
+	for _, l := range []Limits{r.Limits, providerLimits(r)} {
+		for _, p := range [...]struct {
+			long, minute int
+			minutes      float64
+		}{{l.RPD, l.RPM, 1440}, {l.TPD, l.TPM, 1440}, {l.RPMo, l.RPM, 43200}, {l.TPMo, l.TPM, 43200}} {
+			if p.long <= 0 {
+				continue
+			}
+			v := 0.0
+			if p.minute > 0 {
+				v = float64(p.long) / (float64(p.minute) * p.minutes)
+			}
+			out = math.Min(out, v)
+		}
+	}
+	return out
+}
+
+func providerLimits(r *Route) Limits {
+	if r.Provider == nil {
+		return Limits{}
+	}
+	return r.Provider.Limits
 }

@@ -244,6 +244,7 @@ func (l *loader) providerDefaults(name string, pc *ProviderConfig) {
 }
 
 func chainDefaults(c *ChainConfig) {
+	flattenTiers(c)
 	if c.Interactive == nil {
 		c.Interactive = ptr(true)
 	}
@@ -280,6 +281,9 @@ func chainDefaults(c *ChainConfig) {
 	}
 	if c.Margin == nil {
 		c.Margin = ptr(defaultMargin)
+	}
+	if c.Pace == nil {
+		c.Pace = ptr("on")
 	}
 	if c.RetryBlips == nil {
 		c.RetryBlips = ptr(true)

@@ -412,6 +412,11 @@ type Chain struct {
 	// Margin is the safety margin on budgets: a route is skipped when the
 	// request would take it past (1-Margin) of a limit. Default 0.05.
 	Margin float64
+	// Pace holds a day-capped route back to its pace when the forecast
+	// says the chain's day caps will run out before their resets, while
+	// other routes have room (package pace). Default true; false (and a
+	// Chain built in code) keeps the chain's order at every hour.
+	Pace bool
 	// LatencyAware prefers, among routes of the same Rank, the faster one.
 	LatencyAware bool
 	// Ranks gives each route's rank (same index as Routes); routes of equal

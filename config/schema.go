@@ -316,6 +316,10 @@ type ChainConfig struct {
 	HedgeMinDaily *int `yaml:"hedge_min_daily"`
 	// Margin is the budget safety margin, in [0, 0.5). Default 0.05.
 	Margin *float64 `yaml:"margin"`
+	// Pace spreads the chain's day-capped routes over their day when the
+	// forecast says their caps will run out (docs/PACING.md): "on" (the
+	// default) or "off", which keeps the chain's order at every hour.
+	Pace *string `yaml:"pace"`
 	// LatencyAware prefers the faster of routes of equal rank.
 	LatencyAware bool `yaml:"latency_aware"`
 	// SameModel refuses routes whose canonical models differ.

@@ -299,6 +299,11 @@ func (l *loader) validateChain(name string) {
 	if m := *c.Margin; !(m >= 0 && m < 0.5) {
 		report("margin", "%v is outside [0, 0.5) (write, say, 0.05)", m)
 	}
+	switch *c.Pace {
+	case "on", "off":
+	default:
+		report("pace", "%q is neither on nor off (pacing is on by default; write pace: off to keep the chain's order at every hour)", *c.Pace)
+	}
 	if n := *c.SchemaRepairs; n < 0 || n > maxSchemaRepairs {
 		report("schema_repairs", "%d is outside 0..%d; each repair is a call while the caller waits", n, maxSchemaRepairs)
 	}

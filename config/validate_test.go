@@ -250,10 +250,11 @@ func TestProblems(t *testing.T) {
 		},
 		{
 			name: "route entry shape",
-			src:  groq + "chains:\n  a:\n    routes:\n      - [groq/x]\n      - {route: groq/llama-3.1-8b-instant, rnak: 1}\n",
+			src:  groq + "chains:\n  a:\n    routes:\n      - [[groq/x]]\n      - {route: groq/llama-3.1-8b-instant, rnak: 1}\n      - []\n",
 			want: []string{
-				`t.yaml:6: chains.a.routes[0]: want provider/model or {route: provider/model, rank: 1}, not a list`,
+				`t.yaml:6: chains.a.routes[0]: a tier lists provider/model names; its item 1 is a list`,
 				`t.yaml:7: chains.a.routes[1].rnak: unknown field (did you mean "rank"?)`,
+				`t.yaml:8: chains.a.routes[2]: an empty tier: list its routes, as in [gemini/gemma-3-27b-it, groq/llama-3.3-70b-versatile]`,
 			},
 		},
 		{

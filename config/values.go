@@ -153,13 +153,21 @@ func (s *Secret) decodeNode(dec *decoder, n *node, path string) {
 	*s = Secret{Value: n.value, Vars: n.vars, Literal: n.literal, Optional: n.optional, set: true}
 }
 
-// RouteRef names a route in a chain: "provider/model", or a mapping
-// {route: provider/model, rank: n}.
+// RouteRef names a route in a chain: "provider/model", a mapping
+// {route: provider/model, rank: n}, or a tier of equivalent routes, a
+// list [provider/model, provider/model] (issue 31: within a tier, the
+// route whose limits renew soonest goes first). A tier is flattened into
+// one RouteRef per route when the config is loaded (flattenTiers).
 type RouteRef struct {
 	Route string `yaml:"route"`
 	// Rank: routes of equal rank may be reordered by latency. 0 (unset)
 	// means one more than the route before.
 	Rank int `yaml:"rank"`
+	// Tier is a tier's routes, as written; empty once flattened.
+	Tier []string `yaml:"-"`
+	// tier numbers the tier a flattened route came from (from 1); 0 for a
+	// route listed on its own.
+	tier int
 }
 
 func (r *RouteRef) decodeNode(dec *decoder, n *node, path string) {
@@ -171,9 +179,46 @@ func (r *RouteRef) decodeNode(dec *decoder, n *node, path string) {
 		var p plain
 		dec.decodeStruct(n, path, reflect.ValueOf(&p).Elem())
 		*r = RouteRef(p)
+	case seqNode:
+		if len(n.items) == 0 {
+			dec.probs.addf(path, "an empty tier: list its routes, as in [gemini/gemma-3-27b-it, groq/llama-3.3-70b-versatile]")
+			return
+		}
+		for i, it := range n.items {
+			if it.kind != scalarNode {
+				dec.probs.addf(path, "a tier lists provider/model names; its item %d is %s", i+1, it.kind)
+				return
+			}
+			r.Tier = append(r.Tier, it.value)
+		}
 	default:
-		dec.probs.addf(path, "want provider/model or {route: provider/model, rank: 1}, not %s", n.kind)
+		dec.probs.addf(path, "want provider/model, {route: provider/model, rank: 1} or a tier [provider/model, provider/model], not %s", n.kind)
 	}
+}
+
+// flattenTiers puts each tier's routes in the chain's list in its place,
+// marked with their tier's number (RouteRef.tier).
+func flattenTiers(c *ChainConfig) {
+	has := false
+	for _, ref := range c.Routes {
+		has = has || len(ref.Tier) > 0
+	}
+	if !has {
+		return
+	}
+	out := make([]RouteRef, 0, len(c.Routes))
+	tier := 0
+	for _, ref := range c.Routes {
+		if len(ref.Tier) == 0 {
+			out = append(out, ref)
+			continue
+		}
+		tier++
+		for _, id := range ref.Tier {
+			out = append(out, RouteRef{Route: id, tier: tier})
+		}
+	}
+	c.Routes = out
 }
 
 // JSON is a YAML value sent as JSON (a model's extra request fields).

@@ -50,6 +50,9 @@ type Book struct {
 	// the last change is made again.
 	learnedGen atomic.Uint64
 	names      *nameCache // the counter names of the callers seen lately (names.go)
+	// confirmed counts each scope's answers since its last rate refusal:
+	// a config-only limit's margin shrinks with them (evidence.go).
+	confirmed confirmations
 
 	refreshed atomic.Int64   // unix nanoseconds of the last read of the notes
 	wg        sync.WaitGroup // reads and writes of the notes

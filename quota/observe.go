@@ -51,13 +51,8 @@ func (b *Book) limit(s scope, k kind, now time.Time) int64 {
 
 // learnedAt reports whether the limit of k in s came from headers.
 func (b *Book) learnedAt(s scope, k kind, now time.Time) bool {
-	if !b.anyLearned.Load() {
-		return false
-	}
-	b.mu.Lock()
-	l, ok := b.learned[learnKey{s.key, k}]
-	b.mu.Unlock()
-	return ok && now.Sub(l.seen) < learnTTL && l.limit > 0 && (limitOf(s.limits, k) == 0 || l.limit < limitOf(s.limits, k))
+	l, ok := b.reported(s, k, now)
+	return ok && (limitOf(s.limits, k) == 0 || l < limitOf(s.limits, k))
 }
 
 // reading is what a provider's headers say about one window.

@@ -152,7 +152,7 @@ func (b *Book) markFor(r *config.Route, tokens int, margin float64, now time.Tim
 	}
 	// A spend larger than the limit is the Store's to refuse: as too
 	// large for the window (TooLarge), which no wait mends.
-	if l := allowed(b.limit(s, m.k, now), margin); l <= 0 || l > m.limit || amount > l {
+	if l := allowed(b.limit(s, m.k, now), b.marginFor(s, m.k, margin, now)); l <= 0 || l > m.limit || amount > l {
 		return spentMark{}, false
 	}
 	return m, true

@@ -107,7 +107,7 @@ func (b *Book) makeTemplate(slot *tmplSlot, r *config.Route, margin float64, now
 				t.tokens |= 1 << t.n
 			}
 			t.metas[t.n] = spendMeta{uint8(si), k}
-			t.spends[t.n] = w.spend(s.names[k], allowed(b.limit(s, k, now), margin), amount)
+			t.spends[t.n] = w.spend(s.names[k], allowed(b.limit(s, k, now), b.marginFor(s, k, margin, now)), amount)
 			t.spends[t.n].KeyHash = s.hashes[k]
 			t.n++
 		}

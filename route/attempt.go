@@ -46,6 +46,7 @@ type outcome struct {
 	lostAt time.Time // when the walk cancelled it for another's answer
 	retry  bool      // the polite retry of a blip (Attempt.Retry)
 	method string    // how a continuation continues (Attempt.Method)
+	probe  bool      // a probe at the edge (Attempt.EdgeProbe, edge.go)
 
 	// set by the attempt's goroutine before it reports
 	resp    *llm.Response
@@ -70,7 +71,7 @@ func (w *walk) round() (*outcome, error) {
 	defer dl.Stop()
 	defer w.dropRetry()
 	for {
-		if len(w.inflight) == 0 && w.pending == nil && !w.launchNext(false) {
+		if len(w.inflight) == 0 && w.pending == nil && !w.launchNext(false) && !w.probeEdge() {
 			return nil, w.refusal
 		}
 		ht := w.hedgeTimer()
@@ -243,7 +244,7 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 		timeout, cause = left, errChainDeadline
 	}
 	ctx, cancel := context.WithCancelCause(w.parent)
-	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry}
+	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry, probe: t.probe}
 	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
 	w.inflight[t.route] = o
 	w.started++

@@ -24,6 +24,7 @@ type ticket struct {
 	cut   string             // what fitting cut from the request, for the call log
 	res   *quota.Reservation // nil without a budget, or when the store failed
 	retry bool               // the polite retry of a blip (blip.go)
+	probe bool               // a probe at the edge (edge.go)
 }
 
 // pickResult says that pick picked a route, or why it did not.
@@ -95,6 +96,9 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	res, err := w.r.budget.Reserve(w.parent, rt, tokens, w.ch.Margin)
 	if err == nil {
 		t.res = res
+		if w.r.pacer != nil && w.ch.Pace && res != nil {
+			w.r.pacer.Picked(w.ch, rt)
+		}
 		return t, Skip{}, picked
 	}
 	// Declared here, not above: errors.As makes each a heap allocation

@@ -35,6 +35,13 @@ type Budget interface {
 	Left(ctx context.Context, r *config.Route) (quota.Left, error)
 }
 
+// evidence is a Budget whose margins shrink as answers confirm a route's
+// configured limits and grow back at a rate refusal (quota.Book, issue 31).
+type evidence interface {
+	Answered(r *config.Route)
+	RateRefused(r *config.Route)
+}
+
 // Recorder receives one record per attempt, after the attempt ended. It is
 // called from the request's goroutine or the router's drain goroutines, never
 // under a lock; it must be safe for concurrent use and must not block long.
@@ -85,6 +92,11 @@ type Attempt struct {
 	// Repair numbers the repairs of a typed answer: the same route asked
 	// again, shown what its invalid answer broke (issue 15); 0 for none.
 	Repair int
+	// EdgeProbe marks a probe at the edge (issue 31, edge.go): every route
+	// of the chain was skipped by its own budget, and this one was called
+	// anyway, once in its budget's slot, rather than answer by the
+	// fallback.
+	EdgeProbe bool
 }
 
 // Record hands an attempt made outside the router (a cache hit) to the
@@ -102,10 +114,28 @@ type Options struct {
 	Clock    clock.Clock
 	Recorder Recorder
 	Logger   *slog.Logger
+	// Pacer, when set, counts each chain's demand and holds back the
+	// day-capped routes ahead of their pace (package pace, issue 31).
+	// Default none: every chain keeps its order.
+	Pacer Pacer
 	// Shaper, when set, shapes a chain's request for each route before it
 	// is fitted to the route's context (a site assistant gives a small
 	// route fewer sections of its content, issue 14). Default none.
 	Shaper Shaper
+}
+
+// Pacer paces a chain's day-capped routes; *pace.Pacer implements it. Its
+// calls are on the request path: none may wait for a store.
+type Pacer interface {
+	// Arrived counts a request asking ch, of about tokens.
+	Arrived(ch *config.Chain, tokens int)
+	// Order returns order with the routes ahead of their pace moved
+	// after the others.
+	Order(ch *config.Chain, order []*config.Route) []*config.Route
+	// Picked notes that rt was reserved for a request of ch.
+	Picked(ch *config.Chain, rt *config.Route)
+	// Answered counts an answer by a model on ch, for the status page.
+	Answered(ch *config.Chain)
 }
 
 // Shaper shapes a request for one route of a chain; note says what it
@@ -125,11 +155,14 @@ type Router struct {
 	rec    Recorder
 	log    *slog.Logger
 	shaper Shaper // nil: requests go as they are
+	pacer  Pacer  // nil: chains keep their order
 	// rests applies the decision table's consequences: streaks, strikes
 	// and the rests they cause.
 	rests *rest.Keeper
 
 	wg sync.WaitGroup // drains of cancelled attempts
+
+	edges edgeSlots // the budget slots probed at the edge (edge.go)
 
 	mu    sync.Mutex // guards stats, savedAt, refreshedAt
 	stats map[string]*routeStats
@@ -156,7 +189,7 @@ func New(o Options) (*Router, error) {
 	}
 	r := &Router{
 		plan: o.Plan, ups: o.Upstreams, store: o.Store, budget: o.Budget,
-		clock: o.Clock, rec: o.Recorder, log: o.Logger, shaper: o.Shaper,
+		clock: o.Clock, rec: o.Recorder, log: o.Logger, shaper: o.Shaper, pacer: o.Pacer,
 		rests: rest.NewKeeper(rest.Options{Policy: rest.NewPolicy(o.Plan.Rest), Store: o.Store, DayEnd: quota.NextReset, Logger: o.Logger}),
 		stats: make(map[string]*routeStats),
 	}
@@ -315,6 +348,12 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	}
 	r.answered(win.route, lat)
 	bctx := w.background()
+	if ev, ok := r.budget.(evidence); ok {
+		ev.Answered(win.route)
+	}
+	if r.pacer != nil && w.ch.Pace {
+		r.pacer.Answered(w.ch)
+	}
 	if r.budget != nil {
 		if win.res != nil {
 			_ = r.budget.Settle(bctx, win.res, u.PromptTokens+u.CompletionTokens, known)
@@ -327,6 +366,6 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 		RequestID: w.id, Chain: w.ch.Name, Route: win.route.ID, Provider: win.route.Provider.Name,
 		Model: win.route.Model, Start: start, Latency: lat, Status: http.StatusOK, Class: failure.OK,
 		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, Hedge: win.hedge, Stream: w.stream,
-		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method, Repair: w.repairOf(win),
+		Part: win.part, Cut: win.cut, Retry: win.retry, Method: win.method, Repair: w.repairOf(win), EdgeProbe: win.probe,
 	})
 }

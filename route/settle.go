@@ -3,7 +3,9 @@ package route
 import (
 	"context"
 	"errors"
+	"net/http"
 
+	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/rest"
 )
@@ -95,7 +97,14 @@ func (w *walk) settle(o *outcome, v failure.Verdict) rest.Rest {
 	if lost && (v.Class == failure.SilentLoser || v.Class == failure.Cancelled) {
 		r.noteLatency(o.route.ID, now.Sub(o.start))
 	}
-	made := r.rests.Settle(w.background(), o.route, v, lost, now)
+	var made rest.Rest
+	if !(o.probe && v.Class == failure.RateMinute) {
+		// A probe at the edge refused for the minute confirms the budget
+		// that skipped the route: the budget holds it, and no other probe
+		// comes within the minute (edge.go). A rest would hold it past
+		// the minute's room, at least 20 seconds.
+		made = r.rests.Settle(w.background(), o.route, v, lost, now)
+	}
 	w.book(o, v, made)
 	return made
 }
@@ -110,9 +119,12 @@ func (w *walk) book(o *outcome, v failure.Verdict, made rest.Rest) {
 		RequestID: w.id, Chain: w.ch.Name, Route: rt.ID, Provider: rt.Provider.Name, Model: rt.Model,
 		Start: o.start, Latency: r.clock.Now().Sub(o.start), Status: statusOf(o.err), Class: v.Class,
 		Error: v.LogText(), Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut,
-		Retry: o.retry, Method: o.method, Repair: w.repairOf(o), RestKey: made.Key, RestUntil: made.Until,
+		Retry: o.retry, Method: o.method, Repair: w.repairOf(o), RestKey: made.Key, RestUntil: made.Until, EdgeProbe: o.probe,
 	}
 	ctx := w.background()
+	if ev, ok := r.budget.(evidence); ok && (v.Class == failure.RateMinute || v.Class == failure.RateDay) {
+		ev.RateRefused(rt)
+	}
 	if r.budget != nil {
 		if o.res != nil {
 			_ = r.budget.Settle(ctx, o.res, 0, false)
@@ -121,8 +133,17 @@ func (w *walk) book(o *outcome, v failure.Verdict, made rest.Rest) {
 		if errors.As(o.err, &ue) && ue.Header != nil {
 			_ = r.budget.Observe(ctx, rt, ue.Header)
 		}
+		if lr, ok := r.budget.(refusalLearner); ok && ue != nil && ue.Status == http.StatusTooManyRequests {
+			lr.LearnRefusal(rt, ue.Body)
+		}
 	}
 	r.record(a)
+}
+
+// refusalLearner is a Budget that learns the limit a 429's body names
+// (quota.Book.LearnRefusal, issue 31).
+type refusalLearner interface {
+	LearnRefusal(r *config.Route, body []byte)
 }
 
 func statusOf(err error) int {

@@ -195,7 +195,7 @@ func (w *walk) invalid(o *outcome, vs typed.Violations) {
 		Start: o.start, Latency: o.latency, Status: http.StatusOK, Class: failure.Invalid,
 		TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens,
 		Error: "the answer does not match the request's schema: " + vs.String(),
-		Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut, Retry: o.retry, Method: o.method,
+		Hedge: o.hedge, Stream: w.stream, Part: o.part, Cut: o.cut, Retry: o.retry, Method: o.method, EdgeProbe: o.probe,
 		Repair: w.repairOf(o),
 	}
 	if r.budget != nil {

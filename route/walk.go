@@ -66,6 +66,8 @@ type walk struct {
 	embed *llm.EmbedRequest
 
 	spent spentChecker // the budget, when it remembers spent routes (pick.go)
+	// probed is set once the walk made its probe at the edge (edge.go).
+	probed bool
 }
 
 // tally is what each route did in a round, for the error of a walk that
@@ -95,6 +97,16 @@ func (r *Router) newWalk(ctx context.Context, ch *config.Chain, id string, req *
 		return nil, fmt.Errorf("route: no chain given: %w", ErrUnknownChain)
 	}
 	w := r.walkOn(ctx, ch, id, req, stream)
+	if r.pacer != nil && ch.Pace {
+		// The demand is counted, and the routes ahead of their pace go
+		// last (package pace): both from memory.
+		var out int
+		if len(w.order) > 0 {
+			out = quota.ExpectedOutput(w.req.MaxTokens, w.order[0])
+		}
+		r.pacer.Arrived(ch, quota.AddTokens(w.est, out))
+		w.order = r.pacer.Order(ch, w.order)
+	}
 	w.loadRests(ctx)
 	return w, nil
 }

@@ -47,6 +47,7 @@ import (
 
 	"github.com/tollfree/tollfree/config"
 	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/pace"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/rest"
 	"github.com/tollfree/tollfree/state"
@@ -89,6 +90,11 @@ type Budget interface {
 	Left(ctx context.Context, r *config.Route) (quota.Left, error)
 }
 
+// Pacer is what the status needs of the pacer; *pace.Pacer implements it.
+type Pacer interface {
+	Snapshot(chain string) *pace.Snapshot
+}
+
 // Options configure a Source. Plan and Store are required.
 type Options struct {
 	Plan  *config.Plan
@@ -97,6 +103,8 @@ type Options struct {
 	Budget Budget
 	// Stats may be nil: no rates or latencies are shown.
 	Stats *live.Stats
+	// Pacer may be nil: no pace is shown.
+	Pacer Pacer
 	// Clock defaults to the wall clock.
 	Clock clock.Clock
 }
@@ -150,6 +158,52 @@ type Chain struct {
 	// StreamsRescued counts the streams that broke after their first token
 	// and that a later route finished (issue 13); each is also answered.
 	StreamsRescued uint64 `json:"streams_rescued"`
+	// Pace is the chain's pacing of its day caps (issue 31); absent with
+	// pace: off.
+	Pace *ChainPace `json:"pace,omitempty"`
+}
+
+// ChainPace is a chain's pacing of its day-capped routes (package pace).
+type ChainPace struct {
+	// Forecast reports that a forecast was made; until then (the chain's
+	// first requests) nothing is held and the figures below are absent.
+	Forecast bool `json:"forecast"`
+	// At is when the forecast was made.
+	At *time.Time `json:"at,omitempty"`
+	// Binding reports that the forecast says the day caps will run out
+	// before their resets: routes ahead of their pace are held back.
+	Binding bool `json:"binding"`
+	// Learned reports a forecast from past days; false: from the day's
+	// own rate so far.
+	Learned bool `json:"learned"`
+	// AnsweredToday is the chain's answers by a model since 00:00 UTC.
+	AnsweredToday int64 `json:"answered_today"`
+	// Expected is the demand forecast for the rest of the UTC day, in
+	// requests.
+	Expected float64 `json:"expected_today"`
+	// CapsLeft is what the day-capped routes have left, in requests (a
+	// token cap divided by a request's tokens).
+	CapsLeft float64 `json:"day_caps_left"`
+	// CapsLast is when the day caps run out at the rate they were spent;
+	// absent when they last until their resets.
+	CapsLast *time.Time `json:"day_caps_last_until,omitempty"`
+	// Held lists the routes ahead of their pace now.
+	Held []string `json:"held,omitempty"`
+}
+
+// RoutePace is a day-capped route's spend against its pace line in one
+// chain.
+type RoutePace struct {
+	Chain string `json:"chain"`
+	// Cap, Used and Line are in requests: the cap, what was spent of it,
+	// and what the pace allows spent by now.
+	Cap     float64 `json:"cap"`
+	Used    float64 `json:"used"`
+	Line    float64 `json:"line"`
+	Binding bool    `json:"binding"`
+	Held    bool    `json:"held"`
+	// Resets is when the cap's window ends.
+	Resets *time.Time `json:"resets,omitempty"`
 }
 
 // Figures are the rates and latencies over recent traffic (see package
@@ -263,6 +317,9 @@ type Route struct {
 	// streamed yet); RescuedBy is absent when there are none.
 	StreamsRescued uint64            `json:"streams_rescued"`
 	RescuedBy      map[string]uint64 `json:"rescued_by,omitempty"`
+	// Pace is the route's spend against its pace line, in each chain that
+	// paces it (a day-capped route); absent otherwise.
+	Pace []RoutePace `json:"pace,omitempty"`
 }
 
 // Latest counts a route's latest judged attempts (live.Latest).
@@ -399,9 +456,34 @@ func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 				c.StreamsRescued = st.Rescued
 			}
 		}
+		c.Pace = s.pace(ch, byID)
 		snap.Chains = append(snap.Chains, c)
 	}
 	return snap, nil
+}
+
+// pace is chain ch's pacing, with each day-capped route's line added to
+// its card (byID); nil with pace: off or no pacer.
+func (s *Source) pace(ch *config.Chain, byID map[string]*Route) *ChainPace {
+	if s.o.Pacer == nil || !ch.Pace {
+		return nil
+	}
+	ps := s.o.Pacer.Snapshot(ch.Name)
+	if ps == nil {
+		return &ChainPace{}
+	}
+	out := &ChainPace{Forecast: true, At: timePtr(ps.At), Binding: ps.Binding, Learned: ps.Learned,
+		AnsweredToday: ps.AnsweredToday, Expected: ps.Expected, CapsLeft: ps.CapsLeft, CapsLast: timePtr(ps.CapsLast)}
+	for _, rp := range ps.Routes {
+		held := rp.Held()
+		if held {
+			out.Held = append(out.Held, rp.Route)
+		}
+		if r := byID[rp.Route]; r != nil && rp.DayCapped {
+			r.Pace = append(r.Pace, RoutePace{Chain: ch.Name, Cap: rp.Cap, Used: rp.Used, Line: rp.Line, Binding: rp.Binding, Held: held, Resets: timePtr(rp.Reset)})
+		}
+	}
+	return out
 }
 
 func (s *Source) figures(r *Route) {

@@ -131,7 +131,12 @@ func chainSummary(c *config.Chain) string {
 	if c.HedgeDelay > 0 {
 		parts = append(parts, fmt.Sprintf("hedge %s (max %d in flight, min daily %d)", c.HedgeDelay, c.MaxInFlight, c.HedgeMinDaily))
 	}
-	parts = append(parts, fmt.Sprintf("margin %g", c.Margin))
+	parts = append(parts, fmt.Sprintf("margin %g (config-only limits)", c.Margin))
+	if c.Pace {
+		parts = append(parts, "paced")
+	} else {
+		parts = append(parts, "pace off")
+	}
 	if c.SameModel {
 		parts = append(parts, "same model")
 	}

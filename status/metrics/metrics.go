@@ -82,6 +82,7 @@ type pair struct{ chain, route string }
 type pairSet struct {
 	rescues [figures.NumMethods]prometheus.Counter
 	retries [len(retryOutcomes)]prometheus.Counter
+	probes  [len(retryOutcomes)]prometheus.Counter // probes at the edge, by outcome
 }
 
 type chainSet struct {
@@ -138,7 +139,9 @@ func New(o Options) *Metrics {
 		Help: "Streams that broke after their first token and that a route finished, by chain, route (the one that finished it) and method (prefix, instruct, afresh: nothing had been streamed yet)."}, []string{LabelChain, LabelRoute, LabelMethod})
 	retries := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NamePoliteRetries,
 		Help: "Polite retries of a blip (the same route called once more after the wait it asked for), by chain, route and outcome (answered, failed, cancelled)."}, []string{LabelChain, LabelRoute, LabelOutcome})
-	m.reg.MustRegister(requests, reqDur, attempts, attDur, tokens, rests, cache, fallbacks, rescues, retries, m.used, m.left, m.limit, m.rest, m.state, m.errs)
+	probes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: NameEdgeProbes,
+		Help: "Probes at the edge (every route of the chain skipped by its own budget; the one that frees soonest called once rather than serve the fallback), by chain, route and outcome (answered, failed, cancelled)."}, []string{LabelChain, LabelRoute, LabelOutcome})
+	m.reg.MustRegister(requests, reqDur, attempts, attDur, tokens, rests, cache, fallbacks, rescues, retries, probes, m.used, m.left, m.limit, m.rest, m.state, m.errs)
 
 	newChain := func(name string) *chainSet {
 		cs := &chainSet{requests: make(map[string]prometheus.Counter, len(outcomes)+1), fallbacks: make(map[string]prometheus.Counter, len(fallbackKinds)+1),
@@ -160,6 +163,7 @@ func New(o Options) *Metrics {
 			}
 			for i, v := range retryOutcomes {
 				ps.retries[i] = retries.WithLabelValues(name, rt.ID, v)
+				ps.probes[i] = probes.WithLabelValues(name, rt.ID, v)
 			}
 			m.pairs[pair{name, rt.ID}] = ps
 		}
@@ -219,7 +223,7 @@ func (m *Metrics) RecordAttempt(a *route.Attempt) {
 		}
 	}
 	rescued := figures.Rescued(a.Class, a.Stream, a.Part)
-	if !a.Retry && !rescued {
+	if !a.Retry && !rescued && !a.EdgeProbe {
 		return
 	}
 	ps := m.pairs[pair{a.Chain, a.Route}]
@@ -231,6 +235,9 @@ func (m *Metrics) RecordAttempt(a *route.Attempt) {
 	}
 	if a.Retry {
 		ps.retries[retryOutcome(a.Class)].Inc()
+	}
+	if a.EdgeProbe {
+		ps.probes[retryOutcome(a.Class)].Inc()
 	}
 }
 

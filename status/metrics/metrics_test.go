@@ -122,6 +122,9 @@ func TestRescuesAndPoliteRetries(t *testing.T) {
 		{Chain: "c", Route: "p/a", Class: failure.Overloaded, Retry: true},
 		{Chain: "c", Route: "p/a", Class: failure.Cancelled, Retry: true},
 		{Chain: "probe", Route: "p/a", Class: failure.OK, Retry: true},
+		{Chain: "c", Route: "p/b", Class: failure.OK, EdgeProbe: true},
+		{Chain: "c", Route: "p/b", Class: failure.RateMinute, EdgeProbe: true},
+		{Chain: "c", Route: "p/b", Class: failure.RateMinute, EdgeProbe: true},
 		{Chain: "c", Route: "not/in-plan", Class: failure.OK, Stream: true, Part: 1},
 	} {
 		m.RecordAttempt(&at)
@@ -139,12 +142,16 @@ func TestRescuesAndPoliteRetries(t *testing.T) {
 		`tollfree_polite_retries_total{chain="c",outcome="failed",route="p/a"} 1`,
 		`tollfree_polite_retries_total{chain="c",outcome="cancelled",route="p/a"} 1`,
 		`tollfree_polite_retries_total{chain="c",outcome="answered",route="p/b"} 0`,
+		`tollfree_edge_probes_total{chain="c",outcome="answered",route="p/b"} 1`,
+		`tollfree_edge_probes_total{chain="c",outcome="failed",route="p/b"} 2`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	for _, never := range []string{"probe", "not/in-plan", "made-up"} {
+	// A label value, quoted: the metric of probes at the edge has the
+	// word in its name.
+	for _, never := range []string{`"probe"`, "not/in-plan", "made-up"} {
 		if strings.Contains(body, never) {
 			t.Errorf("/metrics labels %q, outside the plan and the vocabulary", never)
 		}

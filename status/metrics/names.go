@@ -26,6 +26,7 @@ const (
 	NameScrapeErrors   = "tollfree_metrics_store_errors_total"
 	NameStreamRescues  = "tollfree_stream_rescues_total"
 	NamePoliteRetries  = "tollfree_polite_retries_total"
+	NameEdgeProbes     = "tollfree_edge_probes_total"
 )
 
 // Label names.
@@ -55,6 +56,7 @@ const (
 // A polite retry's outcome, the values of outcome on NamePoliteRetries:
 // OutcomeAnswered (the retry answered), OutcomeFailed (it failed too; the
 // chain went on) or OutcomeCancelled (the caller went away, or a hedge won).
+// A probe at the edge's outcome, on NameEdgeProbes, takes the same values.
 
 // Rescue methods, the values of method on NameStreamRescues: how the route
 // that finished a broken stream continued it (Other: a method this build

@@ -3,6 +3,7 @@ package page
 import (
 	"bytes"
 	_ "embed"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func (v view) writeLive(w *writer) {
 	}
 	w.section("Chains", "grid")
 	for _, c := range v.ChainsByUrgency() {
-		w.chain(&c)
+		w.chain(&c, v.Now)
 	}
 	w.WriteString(sectionEnd)
 	w.section("Routes", "grid")
@@ -143,7 +144,7 @@ func (w *writer) section(title, class string) {
 const sectionEnd = "\n</div>\n"
 
 // chain writes a chain's card.
-func (w *writer) chain(c *status.Chain) {
+func (w *writer) chain(c *status.Chain, now time.Time) {
 	w.card("chain", c.Name, c.State)
 	w.itoa(c.Ready)
 	w.WriteString(" of ")
@@ -168,7 +169,45 @@ func (w *writer) chain(c *status.Chain) {
 		w.text(plural(c.StreamsRescued, "broken stream", "broken streams"))
 		w.WriteString(" rescued")
 	}
-	w.WriteString("</div>\n</section>")
+	w.WriteString("</div>\n")
+	if c.Pace != nil {
+		w.chainPace(c.Pace, now)
+	}
+	w.WriteString("</section>")
+}
+
+// chainPace writes a chain's pacing of its day caps (issue 31): today's
+// answers, what is left of the day caps, and how long they last.
+func (w *writer) chainPace(p *status.ChainPace, now time.Time) {
+	w.WriteString(`<div class="last" data-pace>`)
+	if !p.Forecast {
+		w.WriteString("pace: on, no forecast yet</div>\n")
+		return
+	}
+	w.WriteString("today: ")
+	w.text(plural(int(p.AnsweredToday), "answer by a model", "answers by a model"))
+	w.WriteString(" · day caps left: about ")
+	w.text(count(int64(math.Round(p.CapsLeft))))
+	w.WriteString(" · ")
+	switch {
+	case p.CapsLast != nil:
+		w.WriteString("day caps last until about ")
+		w.WriteString(stamp(*p.CapsLast, now))
+		w.WriteString(" at this rate")
+	default:
+		w.WriteString("day caps last until their resets at this rate")
+	}
+	w.WriteString(" · pace: ")
+	switch {
+	case p.Binding && len(p.Held) > 0:
+		w.WriteString("holding back ")
+		w.text(strings.Join(p.Held, ", "))
+	case p.Binding:
+		w.WriteString("caps bind, all within pace")
+	default:
+		w.WriteString("caps will not bind, chain order kept")
+	}
+	w.WriteString("</div>\n")
 }
 
 // route writes a route's card: its rest or failure, its budget bars, its
@@ -197,6 +236,9 @@ func (w *writer) route(r *status.Route, now time.Time, admin bool) {
 		w.bars(b)
 	}
 	w.WriteString("\n")
+	for _, p := range r.Pace {
+		w.routePace(p)
+	}
 	if b := bars(r.ProviderBudget); len(b) > 0 {
 		w.WriteString(`<div class="scope">account-wide</div>`)
 		w.bars(b)
@@ -384,6 +426,38 @@ func (w *writer) bars(bs []bar) {
 		w.WriteString(`"></div></div></div>`)
 	}
 	w.WriteString("</div>")
+}
+
+// routePace writes a day-capped route's spend against its pace line in
+// one chain: a bar with the line marked.
+func (w *writer) routePace(p status.RoutePace) {
+	w.WriteString(`<div class="bars" data-pace-route><div class="bar"><div class="lbl"><span>pace in `)
+	w.text(p.Chain)
+	if p.Held {
+		w.WriteString(" (held)")
+	}
+	w.WriteString("</span><span>")
+	w.text(count(int64(math.Round(p.Used))))
+	w.WriteString(" spent / line ")
+	w.text(count(int64(math.Round(p.Line))))
+	w.WriteString(" / cap ")
+	w.text(count(int64(math.Round(p.Cap))))
+	w.WriteString(`</span></div><div class="track paced"><div class="fill`)
+	if p.Held {
+		w.WriteString(" high")
+	}
+	w.WriteString(`" style="width:`)
+	w.WriteString(percent(fraction(p.Used, p.Cap)))
+	w.WriteString(`"></div><div class="pace-line" style="left:`)
+	w.WriteString(percent(fraction(p.Line, p.Cap)))
+	w.WriteString(`"></div></div></div></div>`)
+}
+
+func fraction(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return min(max(a/b, 0), 1)
 }
 
 // button writes an admin action's button; title may be empty.

@@ -17,6 +17,7 @@ import (
 	"github.com/tollfree/tollfree/failure"
 	"github.com/tollfree/tollfree/internal/clock"
 	"github.com/tollfree/tollfree/llm"
+	"github.com/tollfree/tollfree/pace"
 	"github.com/tollfree/tollfree/provider"
 	"github.com/tollfree/tollfree/quota"
 	"github.com/tollfree/tollfree/route"
@@ -307,9 +308,12 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	defer store.Close()
 	rec := &attempts{d: d, tracks: map[string]*track{}}
 	ups := tollfree.Upstreams(plan, &http.Client{Transport: transport{d: d, h: emu}})
+	book := quota.New(quota.Options{Store: store, Clock: clk})
+	pacer := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
+	defer pacer.Close()
 	router, err := route.New(route.Options{
 		Plan: plan, Upstreams: d.wrap(ups), Store: store, Clock: clk, Recorder: rec,
-		Budget: quota.New(quota.Options{Store: store, Clock: clk}),
+		Budget: book, Pacer: pacer,
 	})
 	if err != nil {
 		return nil, err
@@ -317,8 +321,11 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	chain := plan.Chains["answer"]
 	ev := events(o, days)
 	outs := make([]outcome, len(ev))
+	bins := binsFor(o.Trace)
+	paced := newPaceSamples(bins, cappedRoutes(ps, o.Trace))
 	err = d.drive(ctx, o.Start, eventTimes(ev), applyIncident(ev, emu), func(ctx context.Context, i int) {
 		e := ev[i]
+		paced.sample(bins.index(e.at), pacer.Snapshot(chain.Name))
 		id := fmt.Sprintf("q%d", i)
 		ctx, tk := d.begin(ctx)
 		rec.setTrack(id, tk)
@@ -336,7 +343,8 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, cappedRoutes(ps, o.Trace), binsFor(o.Trace))
+	r := summarize(outs, paced.capped, bins)
+	r.PaceBin = paced.result()
 	r.Stalls = d.stalls.Load()
 	for _, a := range rec.a {
 		switch {
@@ -445,6 +453,57 @@ func runNaive(ctx context.Context, o Options, ps []emulator.Preset, days int, or
 	r.FailedCalls = failed
 	emuCounts(r, emu)
 	return r, nil
+}
+
+// paceSamples keep, per bin, the last pace forecast a question saw.
+type paceSamples struct {
+	capped map[string]bool // the routes sampled: cappedRoutes
+	mu     sync.Mutex      // guards the fields below
+	line   []float64
+	got    []bool
+	seen   bool
+}
+
+func newPaceSamples(b bins, capped map[string]bool) *paceSamples {
+	return &paceSamples{capped: capped, line: make([]float64, b.n), got: make([]bool, b.n)}
+}
+
+// sample notes snap in bin i: the pace line of the day-capped routes of
+// CappedBin, the line of each route the forecast paces and what each
+// other one spent (its spend is not held), in requests (a token cap
+// counts as its tokens over a request's mean tokens).
+func (p *paceSamples) sample(i int, snap *pace.Snapshot) {
+	if snap == nil {
+		return
+	}
+	var line float64
+	for _, rp := range snap.Routes {
+		if !rp.DayCapped || !p.capped[rp.Route] {
+			continue
+		}
+		if rp.Binding {
+			line += rp.Line
+		} else {
+			line += rp.Used
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line[i], p.got[i], p.seen = line, true, true
+}
+
+// result returns the samples, a bin with none carrying the one before;
+// nil when no forecast was made.
+func (p *paceSamples) result() []float64 {
+	if !p.seen {
+		return nil
+	}
+	for i := 1; i < len(p.line); i++ {
+		if !p.got[i] {
+			p.line[i] = p.line[i-1]
+		}
+	}
+	return p.line
 }
 
 // bins are the bins of time a result counts answers in (Report.Bin).

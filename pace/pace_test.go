@@ -1,0 +1,128 @@
+package pace_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tollfree/tollfree/config"
+	"github.com/tollfree/tollfree/internal/clock"
+	"github.com/tollfree/tollfree/pace"
+	"github.com/tollfree/tollfree/quota"
+	"github.com/tollfree/tollfree/state/memstore"
+)
+
+// plan has a chain of a day-capped route (rpd as given, midnight UTC)
+// before a renewable one (60 a minute).
+func plan(t *testing.T, rpd int, paceOpt string) *config.Plan { return planOf(t, rpd, paceOpt) }
+
+func planOf(t testing.TB, rpd int, paceOpt string) *config.Plan {
+	t.Helper()
+	y := `
+roles: []
+providers:
+  capped:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    reset: midnight UTC
+    models:
+      m: {rpd: ` + itoa(rpd) + `}
+  renew:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    models:
+      m: {rpm: 60}
+chains:
+  answer:
+    routes: [capped/m, renew/m]
+    pace: ` + paceOpt + `
+    fallback: {message: resting}
+`
+	p, err := config.Parse("pace.yaml", []byte(y), func(k string) string {
+		if k == "K" {
+			return "key-for-tests"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		if n /= 10; n == 0 {
+			return string(b)
+		}
+	}
+}
+
+// day runs 6:00 to 6:40 UTC with a request a minute, spending the route
+// the pacer's order puts first, and returns how many the capped route took.
+func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 6, 16, 6, 0, 0, 0, time.UTC))
+	store, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	book := quota.New(quota.Options{Store: store, Clock: clk})
+	defer book.Close()
+	pc := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
+	defer pc.Close()
+	ch := p.Chains["answer"]
+	for range 40 {
+		pc.Arrived(ch, 500)
+		pc.Refresh(ch)
+		for _, rt := range pc.Order(ch, ch.Routes) {
+			if _, err := book.Reserve(context.Background(), rt, 500, ch.Margin); err == nil {
+				pc.Picked(ch, rt)
+				if rt.ID == "capped/m" {
+					capped++
+				}
+				break
+			}
+		}
+		clk.Advance(time.Minute)
+	}
+	return capped, pc.Snapshot("answer")
+}
+
+func TestHeldToItsPaceWhenCapsBind(t *testing.T) {
+	// A request a minute from 6:00 forecasts about a thousand before
+	// midnight: a 24-a-day route binds once ten requests were counted. The
+	// renewable route (60 a minute) carries every hour forecast, so the
+	// capped route's line stays at 0: after those ten and its one request
+	// of slack, it takes only what the renewable one cannot.
+	capped, s := day(t, plan(t, 24, "on"))
+	if s == nil || !s.Binding {
+		t.Fatalf("snapshot %+v: want the caps to bind", s)
+	}
+	if capped > 11 {
+		t.Errorf("the capped route took %d of 40 requests between 6:00 and 6:40 while the renewable one had room; want at most 11", capped)
+	}
+}
+
+func TestSpentFreelyWhenCapsDoNotBind(t *testing.T) {
+	capped, s := day(t, plan(t, 5000, "on"))
+	if s == nil || s.Binding {
+		t.Fatalf("snapshot %+v: want caps that do not bind", s)
+	}
+	if capped != 40 {
+		t.Errorf("the capped route took %d of 40 requests; want all: its cap does not bind", capped)
+	}
+}
+
+func TestPaceOff(t *testing.T) {
+	capped, s := day(t, plan(t, 24, "off"))
+	if s != nil {
+		t.Errorf("pace: off made a forecast: %+v", s)
+	}
+	if capped != 23 {
+		t.Errorf("the capped route took %d of 40 requests with pace: off; want its 24 less the margin's one, in the chain's order", capped)
+	}
+}
