@@ -67,6 +67,7 @@ func waitForecast(t *testing.T, s *stack, chain string) {
 }
 
 func TestPaceHoldsADayCapWhileARenewableRouteHasRoom(t *testing.T) {
+	checkLeaks(t)
 	// 10:00 UTC, 03:00 in Los Angeles: a question a minute forecasts
 	// about 80 before Gemini's midnight, more than Flash's 20. Once the
 	// chain has counted ten requests (a forecast needs them), Gemma carries
@@ -114,6 +115,7 @@ func TestPaceHoldsADayCapWhileARenewableRouteHasRoom(t *testing.T) {
 }
 
 func TestPaceKeepsTheOrderWhenCapsDoNotBind(t *testing.T) {
+	checkLeaks(t)
 	// Flash configured at 1,000 a day: the forecast (about 80) will not
 	// exhaust it, so the chain's order is kept and Flash answers all.
 	s := startStackWith(t, stackOptions{config: `
@@ -135,6 +137,7 @@ providers:
 }
 
 func TestPaceOffKeepsTheOrder(t *testing.T) {
+	checkLeaks(t)
 	s := startStackWith(t, stackOptions{config: pacedChain + "    pace: \"off\"\n"})
 	h := harnessOf(t, s)
 	for i := range 5 {
@@ -146,6 +149,7 @@ func TestPaceOffKeepsTheOrder(t *testing.T) {
 }
 
 func TestHeaderRouteSpentToTheProviderCountWithoutMargin(t *testing.T) {
+	checkLeaks(t)
 	// Groq's llama-3.3-70b allows 40 a day here and says so in its
 	// x-ratelimit headers; the config (the preset's 1,000) does not know.
 	// With the default margin (0.05), a limit known from the config alone
@@ -179,17 +183,21 @@ chains:
 }
 
 func TestProbeAtTheEdgeAnswersWhereTheBudgetWasStale(t *testing.T) {
+	checkLeaks(t)
 	// Flash's day is spent in the gateway's count, by calls the provider
-	// never counted (the emulator enforces no limit here): every route of
+	// never counted; the provider allows it one more today. Every route of
 	// the chain is skipped by its own budget and the alternative is the
-	// fallback. The gateway calls Flash once anyway, and it answers; the
-	// next request, in the same budget slot, gets the fallback.
+	// fallback: the gateway calls Flash once anyway, and it answers. That
+	// probe answered, so the next request probes again, and the provider
+	// refuses it for the day: Flash rests until its reset, and the third
+	// request gets the fallback with no call.
 	s := startStackWith(t, stackOptions{config: `
 chains:
   edge:
     routes: [gemini/gemini-2.5-flash]
     fallback: {message: "The assistant is resting."}
 `})
+	s.emu.AddModel("gemini", emulator.Model{ID: "gemini-2.5-flash", Limits: emulator.Limits{RPD: 1}})
 	rt := s.plan.Routes["gemini/gemini-2.5-flash"]
 	for i := 0; ; i++ {
 		if _, err := s.gw.Budget().Reserve(context.Background(), rt, 10, 0); err != nil {
@@ -209,25 +217,34 @@ chains:
 	if r.status != http.StatusOK || r.header.Get(httpapi.HeaderFallback) != "" || r.header.Get(httpapi.HeaderRoute) != rt.ID {
 		t.Fatalf("status %d, fallback %q, route %q: %s; want Flash's answer, probed at the edge", r.status, r.header.Get(httpapi.HeaderFallback), r.header.Get(httpapi.HeaderRoute), r.body)
 	}
-	probes := 0
+	for i := range 2 {
+		s.clk.Advance(15 * time.Second)
+		if r := h.ask("edge"); r.header.Get(httpapi.HeaderFallback) == "" {
+			t.Errorf("request %d after the probe: status %d, route %q; want the fallback", i+2, r.status, r.header.Get(httpapi.HeaderRoute))
+		}
+	}
+	var probes, refused int
 	for _, a := range s.recs.all() {
 		if a.EdgeProbe {
 			probes++
+			if a.Status == http.StatusTooManyRequests {
+				refused++
+			}
 		}
 	}
-	if probes != 1 {
-		t.Errorf("%d attempts marked as probes at the edge; want 1", probes)
+	if probes != 2 || refused != 1 {
+		t.Errorf("%d attempts marked as probes at the edge, %d refused; want 2, the second refused", probes, refused)
 	}
-	s.clk.Advance(10 * time.Second)
-	if r := h.ask("edge"); r.header.Get(httpapi.HeaderFallback) == "" {
-		t.Errorf("second request in the same slot: status %d, route %q; want the fallback (one probe a slot)", r.status, r.header.Get(httpapi.HeaderRoute))
+	if _, ok := h.rest(rt.ID); !ok {
+		t.Errorf("Flash does not rest after the provider refused it for the day")
 	}
-	if n := s.emu.Calls("gemini", "gemini-2.5-flash"); n != 1 {
-		t.Errorf("Flash was called %d times; want the one probe", n)
+	if n := s.emu.Calls("gemini", "gemini-2.5-flash"); n != 2 {
+		t.Errorf("Flash was called %d times; want the two probes", n)
 	}
 }
 
 func TestTierAsksTheRenewableRouteFirst(t *testing.T) {
+	checkLeaks(t)
 	// Flash (20 a day at 5 a minute) and Gemma (14,400 a day at 30 a
 	// minute) are one tier: Gemma, whose limits renew soonest, answers
 	// first though written second; Flash keeps its day for when Gemma is

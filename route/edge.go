@@ -23,7 +23,10 @@ import (
 // (Attempt.EdgeProbe), and settled like any attempt: an answer is an
 // answer, a 429 teaches the limit (its headers; Gemini's body, quota's
 // LearnRefusal); a per-day 429 rests the route, a per-minute one does not
-// (settle.go).
+// (settle.go). A probe that answered frees its route's slots: the budget
+// was stale, and the next request at the edge may probe it again, one at a
+// time, until a refusal rests it (a configured limit half the provider's
+// is walked up to the provider's this way, at the edge only).
 
 // edgeBudget is a Budget that can count a call its windows refused
 // (quota.Book.ReserveProbe).
@@ -66,6 +69,20 @@ func (e *edgeSlots) take(s edgeSlot, until, now time.Time) bool {
 	}
 	e.seen[s] = maxTime(until, now.Add(edgeEvery))
 	return true
+}
+
+// answered frees every slot of route: its probe answered, so its budget
+// was stale, and the next request at the edge may probe it again (one
+// probe at a time: the slot is taken while one is in flight). A probe
+// refused for the day rests the route, which ends the probing.
+func (e *edgeSlots) answered(route string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k := range e.seen {
+		if k.route == route {
+			delete(e.seen, k)
+		}
+	}
 }
 
 func maxTime(a, b time.Time) time.Time {

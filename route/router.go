@@ -354,6 +354,9 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	if r.pacer != nil && w.ch.Pace {
 		r.pacer.Answered(w.ch)
 	}
+	if win.probe {
+		r.edges.answered(win.route.ID)
+	}
 	if r.budget != nil {
 		if win.res != nil {
 			_ = r.budget.Settle(bctx, win.res, u.PromptTokens+u.CompletionTokens, known)
