@@ -110,6 +110,10 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := rep.WriteRoutes(&text); err != nil {
 		return err
 	}
+	text.WriteString("\n")
+	if err := rep.WritePeriods(&text); err != nil {
+		return err
+	}
 	if _, err := stdout.Write(text.Bytes()); err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func TestSimShape(t *testing.T) {
 		t.Fatalf("%v exited %d: %s", args, code, stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"-shape batch (an evaluation batch", "a chain of 3 routes (-chain gpt-oss-120b)", "naive chain", "optimum (bound)", "share of optimum", "cerebras/gpt-oss-120b"} {
+	for _, want := range []string{"-shape batch (an evaluation batch", "model / day caps / fallback", "a chain of 3 routes (-chain gpt-oss-120b)", "naive chain", "optimum (bound)", "share of optimum", "cerebras/gpt-oss-120b"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%v: the output does not say %q:\n%s", args, want, out)
 		}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -87,7 +88,9 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 	var hops []hop
 	for q, a := range tr {
 		first, last := slotOf(a.At), slotOf(a.At+deadline-1)
-		for _, id := range routes {
+		// In reverse: a node's edges are tried last added first, so the
+		// witness tries the chain's routes in order.
+		for _, id := range slices.Backward(routes) {
 			t, ok := tierOf[id]
 			if !ok || !fits(t.model, cost[q]) || !fits(t.account, cost[q]) {
 				continue
@@ -186,7 +189,7 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 	}
 	g.maxFlow(src, sink)
 
-	bins := binsFor(tr)
+	bins, capped := binsFor(tr), cappedRoutes(ps, tr)
 	r := bins.result()
 	r.Policy = PolicyOptimum
 	answered := make([]bool, len(tr))
@@ -196,7 +199,7 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 		}
 		answered[h.q] = true
 		r.ByRoute[h.route]++
-		if t := tierOf[h.route]; dayLimited(t.model) || dayLimited(t.account) {
+		if capped[h.route] {
 			r.CappedBin[bins.index(tr[h.q].At)]++
 		}
 	}
@@ -233,17 +236,32 @@ func dayOf(flavor string, start, t time.Time) int {
 	return int(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }
 
-// dayCapped reports whether a route of the tiers has a daily cap, its
-// model's or its account's.
-func dayCapped(ps []emulator.Preset, route string) bool {
+// cappedRoutes returns the routes of the tiers whose daily cap, the
+// model's or the account's, holds fewer questions than the trace brings in
+// a day (a token cap counted at the trace's mean tokens a question): the
+// day caps a day of this trace can spend, which pacing is about. Gemma's
+// 14,400 requests a day are not one of them on a day of 3,000 questions.
+func cappedRoutes(ps []emulator.Preset, tr []Arrival) map[string]bool {
+	out := map[string]bool{}
+	if len(tr) == 0 {
+		return out
+	}
+	days := int(tr[len(tr)-1].At/(24*time.Hour)) + 1
+	perDay := float64(len(tr)) / float64(days)
+	sum := 0
+	for _, a := range tr {
+		sum += tokens(a)
+	}
+	mean := float64(sum) / float64(len(tr))
+	holds := func(l emulator.Limits) bool {
+		return l.RPD > 0 && float64(l.RPD) < perDay || l.TPD > 0 && float64(l.TPD)/mean < perDay
+	}
 	for _, p := range ps {
 		for _, m := range p.Models {
-			if p.Provider.Name+"/"+m.ID != route {
-				continue
+			if holds(m.Limits) || holds(p.Provider.Limits) {
+				out[p.Provider.Name+"/"+m.ID] = true
 			}
-			l, a := m.Limits, p.Provider.Limits
-			return l.RPD > 0 || l.TPD > 0 || a.RPD > 0 || a.TPD > 0
 		}
 	}
-	return false
+	return out
 }

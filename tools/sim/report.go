@@ -289,3 +289,54 @@ func niceCeil(n int) int {
 		p *= 10
 	}
 }
+
+// WritePeriods writes, for each policy, per period of the trace (three
+// hours of a day, a day of a longer trace, a minute of a short one):
+// the questions answered by a model, of them by the day-capped routes,
+// and by the fallback. It shows where each policy loses answers, and when
+// it spends the day caps.
+func (r *Report) WritePeriods(w io.Writer) error {
+	if len(r.Results) == 0 {
+		return nil
+	}
+	n := len(r.Results[0].ByModelBin)
+	bin := r.Bin
+	if bin <= 0 {
+		bin = time.Hour
+	}
+	group := 3
+	switch {
+	case bin < time.Hour:
+		group = max(1, (n+14)/15)
+	case n > 24:
+		group = 24
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	cells := []string{"model / day caps / fallback"}
+	for _, x := range r.Results {
+		cells = append(cells, x.Policy)
+	}
+	fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	label := func(i int) string {
+		at := r.From + time.Duration(i)*bin
+		if group == 24 {
+			return fmt.Sprintf("day %d", int(at/(24*time.Hour))+1)
+		}
+		end := at + time.Duration(group)*bin
+		return fmt.Sprintf("%02d:%02d-%02d:%02d", int(at/time.Hour)%24, int(at/time.Minute)%60, int(end/time.Hour)%24, int(end/time.Minute)%60)
+	}
+	for i := 0; i < n; i += group {
+		cells = []string{label(i)}
+		for _, x := range r.Results {
+			var m, c, f int
+			for j := i; j < min(i+group, len(x.ByModelBin)); j++ {
+				m += x.ByModelBin[j]
+				c += x.CappedBin[j]
+				f += x.FallbackBin[j]
+			}
+			cells = append(cells, fmt.Sprintf("%d / %d / %d", m, c, f))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	return tw.Flush()
+}

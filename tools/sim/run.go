@@ -132,7 +132,8 @@ type Result struct {
 	// since the day began (the pacer's forecast, summed over the routes
 	// it paced); nil otherwise.
 	PaceBin []float64
-	// CappedBin counts answers by the routes with a daily cap, per bin.
+	// CappedBin counts answers by the day-capped routes (cappedRoutes),
+	// per bin.
 	CappedBin []int
 	// Stalls counts the times the driver moved the clock without having
 	// seen every goroutine settle (0 in a sound run).
@@ -320,8 +321,11 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	chain := plan.Chains["answer"]
 	ev := events(o, days)
 	outs := make([]outcome, len(ev))
+	bins := binsFor(o.Trace)
+	paced := newPaceSamples(bins, cappedRoutes(ps, o.Trace))
 	err = d.drive(ctx, o.Start, eventTimes(ev), applyIncident(ev, emu), func(ctx context.Context, i int) {
 		e := ev[i]
+		paced.sample(bins.index(e.at), pacer.Snapshot(chain.Name))
 		id := fmt.Sprintf("q%d", i)
 		ctx, tk := d.begin(ctx)
 		rec.setTrack(id, tk)
@@ -339,7 +343,8 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, ps, binsFor(o.Trace))
+	r := summarize(outs, paced.capped, bins)
+	r.PaceBin = paced.result()
 	r.Stalls = d.stalls.Load()
 	for _, a := range rec.a {
 		switch {
@@ -443,11 +448,62 @@ func runNaive(ctx context.Context, o Options, ps []emulator.Preset, days int, or
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(outs, ps, binsFor(o.Trace))
+	r := summarize(outs, cappedRoutes(ps, o.Trace), binsFor(o.Trace))
 	r.Stalls = d.stalls.Load()
 	r.FailedCalls = failed
 	emuCounts(r, emu)
 	return r, nil
+}
+
+// paceSamples keep, per bin, the last pace forecast a question saw.
+type paceSamples struct {
+	capped map[string]bool // the routes sampled: cappedRoutes
+	mu     sync.Mutex      // guards the fields below
+	line   []float64
+	got    []bool
+	seen   bool
+}
+
+func newPaceSamples(b bins, capped map[string]bool) *paceSamples {
+	return &paceSamples{capped: capped, line: make([]float64, b.n), got: make([]bool, b.n)}
+}
+
+// sample notes snap in bin i: the pace line of the day-capped routes of
+// CappedBin, the line of each route the forecast paces and what each
+// other one spent (its spend is not held), in requests (a token cap
+// counts as its tokens over a request's mean tokens).
+func (p *paceSamples) sample(i int, snap *pace.Snapshot) {
+	if snap == nil {
+		return
+	}
+	var line float64
+	for _, rp := range snap.Routes {
+		if !rp.DayCapped || !p.capped[rp.Route] {
+			continue
+		}
+		if rp.Binding {
+			line += rp.Line
+		} else {
+			line += rp.Used
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line[i], p.got[i], p.seen = line, true, true
+}
+
+// result returns the samples, a bin with none carrying the one before;
+// nil when no forecast was made.
+func (p *paceSamples) result() []float64 {
+	if !p.seen {
+		return nil
+	}
+	for i := 1; i < len(p.line); i++ {
+		if !p.got[i] {
+			p.line[i] = p.line[i-1]
+		}
+	}
+	return p.line
 }
 
 // bins are the bins of time a result counts answers in (Report.Bin).
@@ -481,7 +537,7 @@ func (b bins) result() *Result {
 }
 
 // summarize counts the outcomes.
-func summarize(outs []outcome, ps []emulator.Preset, bins bins) *Result {
+func summarize(outs []outcome, capped map[string]bool, bins bins) *Result {
 	r := bins.result()
 	var took []time.Duration
 	for _, o := range outs {
@@ -493,7 +549,7 @@ func summarize(outs []outcome, ps []emulator.Preset, bins bins) *Result {
 			r.ByModel++
 			r.ByModelBin[h]++
 			r.ByRoute[o.route]++
-			if dayCapped(ps, o.route) {
+			if capped[o.route] {
 				r.CappedBin[h]++
 			}
 		} else {

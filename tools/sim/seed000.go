@@ -264,11 +264,9 @@ func configYAML(url string, routes []string, limits bool) string {
 	}
 	// Seed 000: own timeouts of 8 to 20 s, a hedge after 3 s.
 	b.WriteString("    attempt_timeout: 10s\n    deadline: 30s\n    hedge_delay: 3s\n    keep_exchanges: 2\n")
-	// No safety margin: the config and the emulator hold the same limits
-	// and count tokens alike, so the margin (default 5%, against a
-	// provider that counts differently) would only hold back 5% of every
-	// daily cap. docs/SIM.md gives the figures with the default margin.
-	b.WriteString("    margin: 0\n")
+	// The chain's margin is left at its default (margins by evidence:
+	// none where the provider reports what is left, a shrinking one
+	// where the limit is known from the config alone).
 	b.WriteString("    fallback: {message: \"The assistant is resting; here is what the site says.\"}\n")
 	return b.String()
 }
