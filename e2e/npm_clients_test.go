@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,16 +21,8 @@ import (
 // CI, where it fails.
 func npmClients(t *testing.T) (node, dir string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Unavailable(t, "node is not installed: the JavaScript clients' tests need node 18 or later (Debian's nodejs)")
-	}
-	out, err := exec.CommandContext(t.Context(), node, "--version").Output()
-	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".", 2)[0])
-	if err != nil || major < 18 {
-		testenv.Unavailable(t, "node "+strings.TrimSpace(string(out))+" is too old: the JavaScript clients' tests need node 18 or later")
-	}
-	dir, err = filepath.Abs(filepath.Join("testdata", "npm-clients"))
+	node = node18(t, "the JavaScript clients' tests")
+	dir, err := filepath.Abs(filepath.Join("testdata", "npm-clients"))
 	if err != nil {
 		t.Fatal(err)
 	}

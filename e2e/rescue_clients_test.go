@@ -337,16 +337,8 @@ func TestRescuedStreamOpenAINpm(t *testing.T) {
 // a test never installs packages).
 func npmClient(t *testing.T) (node, dir string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Unavailable(t, "node is not installed: the openai npm client's tests need node 18 or later and npm (Debian's nodejs and npm packages)")
-	}
-	out, err := exec.CommandContext(t.Context(), node, "--version").Output()
-	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".", 2)[0])
-	if err != nil || major < 18 {
-		testenv.Unavailable(t, "node "+strings.TrimSpace(string(out))+" is too old: the openai npm client's tests need node 18 or later")
-	}
-	dir, err = filepath.Abs(filepath.Join("testdata", "openai-npm"))
+	node = node18(t, "the openai npm client's tests")
+	dir, err := filepath.Abs(filepath.Join("testdata", "openai-npm"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,6 +346,23 @@ func npmClient(t *testing.T) (node, dir string) {
 		testenv.Unavailable(t, "the openai npm client is not installed: run npm ci --prefix e2e/testdata/openai-npm (once; .ci/run does)")
 	}
 	return node, dir
+}
+
+// node18 returns node's path, or marks the test unavailable (a failure
+// under CI) when node is missing or older than 18; what names the tests
+// that need it.
+func node18(t *testing.T, what string) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Unavailable(t, "node is not installed: "+what+" need node 18 or later and npm (Debian's nodejs and npm packages)")
+	}
+	out, err := exec.CommandContext(t.Context(), node, "--version").Output()
+	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".", 2)[0])
+	if err != nil || major < 18 {
+		testenv.Unavailable(t, "node "+strings.TrimSpace(string(out))+" is too old: "+what+" need node 18 or later")
+	}
+	return node
 }
 
 // testContext is the test's context, ended early enough before the test

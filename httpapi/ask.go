@@ -72,15 +72,11 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "send the question as JSON, with Content-Type: application/json", "invalid_request_error", "", "unsupported_media_type")
 		return
 	}
-	who, ok := s.identify(w, r)
+	who, buf, ok := s.intake(w, r)
 	if !ok {
 		return
 	}
-	buf := s.getBuf()
 	defer s.putBuf(buf)
-	if !s.readBody(w, r, buf) {
-		return
-	}
 	req, param, err := decodeAsk(*buf)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", param, "invalid_request")

@@ -34,15 +34,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	id := s.ids.Next()
 	w.Header().Set(HeaderRequestID, id)
-	who, ok := s.identify(w, r)
+	who, buf, ok := s.intake(w, r)
 	if !ok {
 		return
 	}
-	buf := s.getBuf()
 	defer s.putBuf(buf)
-	if !s.readBody(w, r, buf) {
-		return
-	}
 	// The plan's limits bound the work one request can cause (issue 10).
 	lim := openai.Limits{Messages: s.plan.Server.MaxMessages, ContentBytes: s.plan.Server.MaxContentBytes}
 	req, model, err := openai.DecodeRequestWithin(*buf, lim)

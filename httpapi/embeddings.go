@@ -36,15 +36,11 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "this gateway serves no embeddings", "invalid_request_error", "", "not_found")
 		return
 	}
-	who, ok := s.identify(w, r)
+	who, buf, ok := s.intake(w, r)
 	if !ok {
 		return
 	}
-	buf := s.getBuf()
 	defer s.putBuf(buf)
-	if !s.readBody(w, r, buf) {
-		return
-	}
 	er, err := openai.DecodeEmbeddingsRequest(*buf, openai.Limits{ContentBytes: s.plan.Server.MaxContentBytes})
 	if err != nil {
 		writeRequestError(w, err)

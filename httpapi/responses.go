@@ -29,15 +29,11 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	id := s.ids.Next()
 	w.Header().Set(HeaderRequestID, id)
-	who, ok := s.identify(w, r)
+	who, buf, ok := s.intake(w, r)
 	if !ok {
 		return
 	}
-	buf := s.getBuf()
 	defer s.putBuf(buf)
-	if !s.readBody(w, r, buf) {
-		return
-	}
 	lim := openai.Limits{Messages: s.plan.Server.MaxMessages, ContentBytes: s.plan.Server.MaxContentBytes}
 	rr, err := openai.DecodeResponsesRequest(*buf, lim)
 	if err != nil {

@@ -145,6 +145,22 @@ func (s *Server) putBuf(b *[]byte) {
 	s.bufs.Put(b)
 }
 
+// intake is what every POST endpoint does before decoding: it identifies
+// the caller and reads the body into a pooled buffer. It writes the error
+// response itself and returns ok false on failure; when ok, the caller
+// hands buf back with putBuf.
+func (s *Server) intake(w http.ResponseWriter, r *http.Request) (who caller.Identity, buf *[]byte, ok bool) {
+	if who, ok = s.identify(w, r); !ok {
+		return who, nil, false
+	}
+	buf = s.getBuf()
+	if !s.readBody(w, r, buf) {
+		s.putBuf(buf)
+		return who, nil, false
+	}
+	return who, buf, true
+}
+
 // readBody reads a JSON request body within the size limit. It writes the
 // error response itself and returns ok false on failure. Its media type was
 // checked before (jsonOnly, media.go).

@@ -95,13 +95,16 @@ func short(n int) string {
 	return strconv.Itoa(n)
 }
 
+// quotedVar matches a ${VAR} in a regexp.QuoteMeta'd string.
+var quotedVar = regexp.MustCompile(`\\\$\\\{[^}]*\\\}`)
+
 // baseURLCell is the provider's base URL, credentials dropped, or "preset"
 // when it is its preset's own (a ${VAR} in the preset's filled by
 // anything).
 func baseURLCell(pr *config.Provider) string {
 	if ps, ok := config.LookupPreset(pr.Preset); ok && ps.BaseURL != "" {
-		pattern := "^" + regexp.MustCompile(`\\\$\\\{[^}]*\\\}`).ReplaceAllString(regexp.QuoteMeta(ps.BaseURL), `[^/]*`) + "$"
-		if regexp.MustCompile(pattern).MatchString(pr.BaseURL) {
+		pattern := "^" + quotedVar.ReplaceAllString(regexp.QuoteMeta(ps.BaseURL), `[^/]*`) + "$"
+		if m, err := regexp.MatchString(pattern, pr.BaseURL); err == nil && m {
 			return "preset"
 		}
 	}
