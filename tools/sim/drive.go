@@ -43,6 +43,9 @@ type driver struct {
 	recorded int64               // attempts recorded (router) or finished (naive loop)
 
 	stalls atomic.Int64 // settles that gave up waiting: see settle
+
+	whyMu sync.Mutex // guards why
+	why   []string   // for each stall, the condition that held it
 }
 
 func newDriver(start time.Time) *driver {
@@ -213,34 +216,43 @@ func (d *driver) record() {
 // the clock: each emulator call in flight parked on a timer still to come,
 // no AfterFunc callback running, and every returned call's attempt
 // recorded.
-func (d *driver) quiet() bool {
+func (d *driver) quiet() bool { return d.unquiet() == "" }
+
+// unquiet names the first condition that keeps the driver from being
+// quiet, or "" when it is.
+func (d *driver) unquiet() string {
 	now := d.fake.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.ended != d.recorded || d.calling != 0 || len(d.emu) != len(d.inflight) {
-		return false
+	switch {
+	case d.ended != d.recorded:
+		return fmt.Sprintf("%d upstream calls returned, %d attempts recorded", d.ended, d.recorded)
+	case d.calling != 0:
+		return fmt.Sprintf("%d upstream calls between the router and the emulator", d.calling)
+	case len(d.emu) != len(d.inflight):
+		return fmt.Sprintf("%d emulator calls in flight, %d parked on a timer", len(d.inflight), len(d.emu))
 	}
 	for t := range d.reqs {
 		if t.busy {
-			return false
+			return "a question's goroutine at work outside any wait"
 		}
 	}
 	for r := range d.inflight {
 		if r.Context().Err() != nil {
-			return false
+			return "an emulator call whose caller went away"
 		}
 	}
 	for t := range d.emu {
 		if !t.at.After(now) {
-			return false
+			return "an emulator timer due"
 		}
 	}
 	for t := range d.funcs {
 		if !t.at.After(now) {
-			return false
+			return "a clock callback running"
 		}
 	}
-	return true
+	return ""
 }
 
 // Settle tuning: rounds is how many probes in a row must see no activity;
@@ -273,6 +285,13 @@ func (d *driver) settle() {
 		}
 		if time.Now().After(giveUp) {
 			d.stalls.Add(1)
+			why := d.unquiet()
+			if why == "" {
+				why = "clock, network or record activity that never stopped"
+			}
+			d.whyMu.Lock()
+			d.why = append(d.why, d.fake.Now().Format("15:04:05.000")+": "+why)
+			d.whyMu.Unlock()
 			return
 		}
 	}

@@ -138,6 +138,9 @@ type Result struct {
 	// Stalls counts the times the driver moved the clock without having
 	// seen every goroutine settle (0 in a sound run).
 	Stalls int64
+	// StallWhy says, for each stall, the virtual time and what held the
+	// driver (the first condition of quiet that failed).
+	StallWhy []string
 	// Elapsed is the real time the run took.
 	Elapsed time.Duration
 }
@@ -345,7 +348,7 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 	}
 	r := summarize(outs, paced.capped, bins)
 	r.PaceBin = paced.result()
-	r.Stalls = d.stalls.Load()
+	r.Stalls, r.StallWhy = d.stalls.Load(), d.why
 	for _, a := range rec.a {
 		switch {
 		case a.Class == failure.OK:
@@ -449,7 +452,7 @@ func runNaive(ctx context.Context, o Options, ps []emulator.Preset, days int, or
 		return nil, err
 	}
 	r := summarize(outs, cappedRoutes(ps, o.Trace), binsFor(o.Trace))
-	r.Stalls = d.stalls.Load()
+	r.Stalls, r.StallWhy = d.stalls.Load(), d.why
 	r.FailedCalls = failed
 	emuCounts(r, emu)
 	return r, nil

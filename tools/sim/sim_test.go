@@ -76,7 +76,7 @@ func TestDayThatBinds(t *testing.T) {
 	}
 	for _, r := range rep.Results {
 		if r.Stalls != 0 {
-			t.Errorf("%s: the driver stalled %d times, want 0", r.Policy, r.Stalls)
+			t.Errorf("%s: the driver stalled %d times, want 0: %s", r.Policy, r.Stalls, strings.Join(r.StallWhy, "; "))
 		}
 		if r.ByModel+r.ByFallback != rep.Requests {
 			t.Errorf("%s: %d + %d answers for %d questions", r.Policy, r.ByModel, r.ByFallback, rep.Requests)
