@@ -330,8 +330,7 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 		e := ev[i]
 		paced.sample(bins.index(e.at), pacer.Snapshot(chain.Name))
 		id := fmt.Sprintf("q%d", i)
-		ctx, tk := d.begin(ctx)
-		rec.setTrack(id, tk)
+		rec.setTrack(id, trackOf(ctx))
 		start := clk.Now()
 		res, err := router.Chat(ctx, chain, id, question(e.arrival))
 		out := outcome{arrival: true, at: e.at, took: clk.Now().Sub(start)}
@@ -340,7 +339,6 @@ func runGateway(ctx context.Context, o Options, ps []emulator.Preset, days int, 
 		}
 		outs[i] = out
 		rec.setTrack(id, nil)
-		d.end(tk)
 	})
 	router.Close()
 	if err != nil {
@@ -418,8 +416,7 @@ func runNaive(ctx context.Context, o Options, ps []emulator.Preset, days int, or
 	failed := 0
 	err = d.drive(ctx, o.Start, eventTimes(ev), applyIncident(ev, emu), func(ctx context.Context, i int) {
 		e := ev[i]
-		ctx, tk := d.begin(ctx)
-		defer d.end(tk)
+		tk := trackOf(ctx)
 		start := clk.Now()
 		req := question(e.arrival)
 		out := outcome{arrival: true, at: e.at}
