@@ -40,7 +40,7 @@ func BenchmarkRequestPath(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		pc.Arrived(ch, 500)
-		if out := pc.Order(ch, ch.Routes); out[0] != ch.Routes[1] {
+		if out := pc.Order(ch, ch.Routes, 1000); out[0] != ch.Routes[1] {
 			b.Fatal("the capped route is not held")
 		}
 	}

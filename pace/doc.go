@@ -28,8 +28,11 @@
 //
 // A binding route past its line (with one request of slack) is held: Order
 // puts it after the others, so that it answers only when no route within
-// pace can. Pacing only moves a day-capped route's answers in time; two
-// routes within pace keep their order. The line compares with the shared
+// pace can. On a token cap a request counts as its tokens in average
+// requests, and held routes are tried cheapest first (what the request
+// costs each of what it has left), so long questions go to request caps
+// and short ones to token caps. Pacing only moves a day-capped route's
+// answers in time; two routes within pace keep their order. The line compares with the shared
 // count (the Store's), so instances sharing a Redis pace together.
 //
 // Nothing here waits for the Store on a request's path: Arrived takes a

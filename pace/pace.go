@@ -1,9 +1,11 @@
 package pace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,7 +192,7 @@ func (p *Pacer) Snapshot(chain string) *Snapshot {
 // after the others, each group in its own order: a route within pace is
 // never put behind another. It returns order itself when nothing is held
 // (the forecast says the caps will not bind, or no forecast was made yet).
-func (p *Pacer) Order(ch *config.Chain, order []*config.Route) []*config.Route {
+func (p *Pacer) Order(ch *config.Chain, order []*config.Route, tokens int) []*config.Route {
 	if ch == nil || !ch.Pace {
 		return order
 	}
@@ -201,7 +203,7 @@ func (p *Pacer) Order(ch *config.Chain, order []*config.Route) []*config.Route {
 	var held [64]bool // a chain of more routes paces its first 64
 	n := 0
 	for i, rt := range order[:min(len(order), len(held))] {
-		if s.held(rt.ID) {
+		if s.held(rt.ID, tokens) {
 			held[i] = true
 			n++
 		}
@@ -215,12 +217,42 @@ func (p *Pacer) Order(ch *config.Chain, order []*config.Route) []*config.Route {
 			out = append(out, rt)
 		}
 	}
+	from := len(out)
 	for i, rt := range order[:min(len(order), len(held))] {
 		if held[i] {
 			out = append(out, rt)
 		}
 	}
+	s.byCost(out[from:], tokens)
 	return out
+}
+
+// byCost orders held routes (all ahead of their pace) by what the request
+// costs each of what it has left: one request of a request cap, its
+// tokens of a token cap. A long question then goes to a cap counted in
+// requests, where it costs what a short one does, and a short one to a cap
+// counted in tokens, which answers more of them: the optimum of tools/sim
+// spends Groq's daily tokens on the shortest questions. Ties keep the
+// chain's order.
+func (s *Snapshot) byCost(held []*config.Route, tokens int) {
+	if len(held) < 2 {
+		return
+	}
+	cost := func(rt *config.Route) float64 {
+		rp := s.route(rt.ID)
+		if rp == nil {
+			return math.Inf(1)
+		}
+		left := rp.Cap - rp.Used - float64(rp.picked.Load())
+		if left <= 0 {
+			return math.Inf(1)
+		}
+		if rp.TokenCap && s.Tokens > 0 && tokens > 0 {
+			return float64(tokens) / (left * s.Tokens)
+		}
+		return 1 / left
+	}
+	slices.SortStableFunc(held, func(a, b *config.Route) int { return cmp.Compare(cost(a), cost(b)) })
 }
 
 // Picked notes that route rt of chain ch was reserved for a request: the
@@ -426,6 +458,8 @@ type RoutePace struct {
 	// Cap and Used are the cap and what was spent of it, in requests (a
 	// token cap divided by a request's tokens).
 	Cap, Used float64
+	// TokenCap reports that the cap counts tokens, not requests.
+	TokenCap bool
 	// Line is what the pace allows spent by now, in requests.
 	Line float64
 	// Start and Reset bound the cap's window.
@@ -450,9 +484,20 @@ func (s *Snapshot) route(id string) *RoutePace {
 	return nil
 }
 
-func (s *Snapshot) held(id string) bool {
+// held reports that route id is ahead of its pace for a request of
+// tokens: on a cap counted in tokens, a request counts as its tokens in
+// average requests, so that a long question finds the route held sooner
+// than a short one (see byCost).
+func (s *Snapshot) held(id string, tokens int) bool {
 	rp := s.route(id)
-	return rp != nil && rp.Held()
+	if rp == nil || !rp.Binding {
+		return false
+	}
+	n := 1.0
+	if rp.TokenCap && s.Tokens > 0 && tokens > 0 {
+		n = float64(tokens) / s.Tokens
+	}
+	return rp.Used+float64(rp.picked.Load())+n > rp.Line+1
 }
 
 // refresh works out ch's forecast and keeps it.
@@ -535,7 +580,7 @@ func routePace(rt *config.Route, left quota.Left, tokens float64, now time.Time)
 			if l := capN - used; l < bestLeft {
 				bestLeft = l
 				rp.DayCapped = true
-				rp.Cap, rp.Used = capN, used
+				rp.Cap, rp.Used, rp.TokenCap = capN, used, m.tok
 				rp.Reset = m.w.Resets
 				switch {
 				case m.month:

@@ -78,7 +78,7 @@ func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
 	for range 40 {
 		pc.Arrived(ch, 500)
 		pc.Refresh(ch)
-		for _, rt := range pc.Order(ch, ch.Routes) {
+		for _, rt := range pc.Order(ch, ch.Routes, 1000) {
 			if _, err := book.Reserve(context.Background(), rt, 500, ch.Margin); err == nil {
 				pc.Picked(ch, rt)
 				if rt.ID == "capped/m" {
@@ -124,5 +124,89 @@ func TestPaceOff(t *testing.T) {
 	}
 	if capped != 23 {
 		t.Errorf("the capped route took %d of 40 requests with pace: off; want its 24 less the margin's one, in the chain's order", capped)
+	}
+}
+
+// TestHeldRoutesByCost: among the routes held back by their pace, a long
+// question goes first to a cap counted in requests (where it costs what a
+// short one does) and a short one to a cap counted in tokens (which then
+// answers more questions); a route with a token cap is held sooner for a
+// long question than for a short one.
+func TestHeldRoutesByCost(t *testing.T) {
+	y := `
+roles: []
+providers:
+  tok:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    reset: midnight UTC
+    models:
+      m: {tpd: 100000}
+  req:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    reset: midnight UTC
+    models:
+      m: {rpd: 100}
+  renew:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    models:
+      m: {rpm: 6000}
+chains:
+  answer:
+    routes: [tok/m, req/m, renew/m]
+    fallback: {message: resting}
+`
+	p, err := config.Parse("pace.yaml", []byte(y), func(string) string { return "key-for-tests" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Date(2026, 6, 16, 6, 0, 0, 0, time.UTC))
+	store, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	book := quota.New(quota.Options{Store: store, Clock: clk})
+	defer book.Close()
+	pc := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
+	defer pc.Close()
+	ch := p.Chains["answer"]
+	tok, req := p.Routes["tok/m"], p.Routes["req/m"]
+	for range 40 { // a request a minute of 1,000 tokens: the caps bind
+		pc.Arrived(ch, 1000)
+		clk.Advance(time.Minute)
+	}
+	order := func(tokens int) string {
+		pc.Refresh(ch)
+		s := ""
+		for _, rt := range pc.Order(ch, ch.Routes, tokens) {
+			s += rt.ID + " "
+		}
+		return s
+	}
+	// Nothing spent yet: each is within its pace for a question of the
+	// average size, but the token cap is held for one three times as long.
+	if got, want := order(1000), "tok/m req/m renew/m "; got != want {
+		t.Errorf("nothing spent, an average question: order %q, want the chain's %q", got, want)
+	}
+	if got, want := order(3000), "req/m renew/m tok/m "; got != want {
+		t.Errorf("nothing spent, a long question: order %q, want the token cap held: %q", got, want)
+	}
+	for range 2 {
+		for _, rt := range []*config.Route{tok, req} {
+			if _, err := book.Reserve(context.Background(), rt, 1000, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Both past their line (0: the renewable route carries every hour):
+	// held, after the renewable route, cheapest first.
+	if got, want := order(3000), "renew/m req/m tok/m "; got != want {
+		t.Errorf("both held, a long question: order %q, want %q", got, want)
+	}
+	if got, want := order(300), "renew/m tok/m req/m "; got != want {
+		t.Errorf("both held, a short question: order %q, want %q", got, want)
 	}
 }

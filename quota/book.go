@@ -53,6 +53,9 @@ type Book struct {
 	// confirmed counts each scope's answers since its last rate refusal:
 	// a config-only limit's margin shrinks with them (evidence.go).
 	confirmed confirmations
+	// answers holds each route's answer sizes (answers.go): route ID ->
+	// *answerSizes.
+	answers sync.Map
 
 	refreshed atomic.Int64   // unix nanoseconds of the last read of the notes
 	wg        sync.WaitGroup // reads and writes of the notes
@@ -112,6 +115,10 @@ type Reservation struct {
 	Tokens int
 	// At is when the spend was made.
 	At time.Time
+	// Output is the part of Tokens counted for the answer (ExpectedOutput),
+	// set by Reserve's caller so that LearnAnswer can learn the answers'
+	// size; 0 learns nothing.
+	Output int
 
 	// tmpl is the route's spends as Reserve made them, token windows
 	// at Tokens (see spend): shared with the other reservations of its

@@ -13,20 +13,22 @@ import (
 // The slot sizes. A sliding minute is minuteSlots slots of minuteSlot; a
 // rolling day is rollingSlots slots of rollingSlot. A route's or provider's
 // window is summed over one slot more than that (windowFor): the current
-// slot has only begun, so twelve 5-second slots cover just the last 55 to
+// slot has only begun, so sixty 1-second slots cover just the last 59 to
 // 60 seconds, and a request passed that a provider counting a true minute
 // refuses with a 429 (found by the day simulator, tools/sim: 20 TPM 429s in
-// seed 000's day). Thirteen slots cover 60 to 65 seconds, never less than the
+// seed 000's day). Sixty-one slots cover 60 to 61 seconds, never less than the
 // provider's minute; 25 hourly slots likewise never less than its day.
-// The slots are 5 seconds, not 10 (issue 18): a route bound by its minute
-// carries its limit per 60 to 65 seconds, on average 62.5, where seven
-// 10-second slots held it to one per 65 (seed 000's day: Gemma, bound by
-// its tokens a minute, answered 1,482 where 1,538 fit). A Redis window
-// reads three keys whatever its slots (redisstore), so finer slots cost
-// the shared store nothing.
+// The slots are 1 second (issue 31; 10 seconds before issue 18, then 5): a
+// route bound by its minute carries its limit per 60 to 61 seconds, on
+// average 60.5, where thirteen 5-second slots held it to one per 62.5
+// (the evaluation batch of tools/sim: Cerebras, bound by its 30 requests a
+// minute, answered 280 where the naive loop's 429s found room for 300; now
+// 293). A Redis window reads three keys whatever its slots (redisstore)
+// and sums its slots again once a slot, so 1-second slots cost the shared
+// store one read of 61 keys a second per busy window.
 const (
-	minuteSlot   = 5 * time.Second
-	minuteSlots  = 12
+	minuteSlot   = time.Second
+	minuteSlots  = 60
 	rollingSlot  = time.Hour
 	rollingSlots = 24
 	// dayTTL keeps a midnight day's slot a little longer than the longest

@@ -86,7 +86,8 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	if fitted != req {
 		est = quota.Estimate(fitted)
 	}
-	tokens := quota.AddTokens(est, quota.ExpectedOutput(fitted.MaxTokens, rt))
+	out := w.r.expectedOutput(fitted.MaxTokens, rt)
+	tokens := quota.AddTokens(est, out)
 	if w.spent != nil {
 		// A window the budget knows is spent: no Reserve, no Store call.
 		if limit, until, ok := w.spent.Spent(rt, tokens, w.ch.Margin, now); ok {
@@ -96,6 +97,9 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	res, err := w.r.budget.Reserve(w.parent, rt, tokens, w.ch.Margin)
 	if err == nil {
 		t.res = res
+		if res != nil {
+			res.Output = out
+		}
 		if w.r.pacer != nil && w.ch.Pace && res != nil {
 			w.r.pacer.Picked(w.ch, rt)
 		}

@@ -42,6 +42,23 @@ type evidence interface {
 	RateRefused(r *config.Route)
 }
 
+// sizer is a Budget that learns the size of a route's answers and counts
+// it, rather than a fixed guess, for the answer of a request without
+// max_tokens (quota.Book, issue 31).
+type sizer interface {
+	ExpectedOutput(maxTokens int, r *config.Route) int
+	LearnAnswer(res *quota.Reservation, used int)
+}
+
+// expectedOutput is the answer tokens a reservation on rt counts: the
+// budget's learned size where it learns one, else quota.ExpectedOutput.
+func (r *Router) expectedOutput(maxTokens int, rt *config.Route) int {
+	if sz, ok := r.budget.(sizer); ok {
+		return sz.ExpectedOutput(maxTokens, rt)
+	}
+	return quota.ExpectedOutput(maxTokens, rt)
+}
+
 // Recorder receives one record per attempt, after the attempt ended. It is
 // called from the request's goroutine or the router's drain goroutines, never
 // under a lock; it must be safe for concurrent use and must not block long.
@@ -134,7 +151,8 @@ type Pacer interface {
 	Arrived(ch *config.Chain, tokens int)
 	// Order returns order with the routes ahead of their pace moved
 	// after the others.
-	Order(ch *config.Chain, order []*config.Route) []*config.Route
+	// tokens is the request's, prompt and answer.
+	Order(ch *config.Chain, order []*config.Route, tokens int) []*config.Route
 	// Picked notes that rt was reserved for a request of ch.
 	Picked(ch *config.Chain, rt *config.Route)
 	// Answered counts an answer by a model on ch, for the status page.
@@ -363,6 +381,9 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	if r.budget != nil {
 		if win.res != nil {
 			_ = r.budget.Settle(bctx, win.res, u.PromptTokens+u.CompletionTokens, known)
+			if sz, ok := r.budget.(sizer); ok && known {
+				sz.LearnAnswer(win.res, u.PromptTokens+u.CompletionTokens)
+			}
 		}
 		if h != nil {
 			_ = r.budget.Observe(bctx, win.route, h)

@@ -106,10 +106,11 @@ func (r *Router) newWalk(ctx context.Context, ch *config.Chain, id string, req *
 		// last (package pace): both from memory.
 		var out int
 		if len(w.order) > 0 {
-			out = quota.ExpectedOutput(w.req.MaxTokens, w.order[0])
+			out = r.expectedOutput(w.req.MaxTokens, w.order[0])
 		}
-		r.pacer.Arrived(ch, quota.AddTokens(w.est, out))
-		w.order = r.pacer.Order(ch, w.order)
+		tokens := quota.AddTokens(w.est, out)
+		r.pacer.Arrived(ch, tokens)
+		w.order = r.pacer.Order(ch, w.order, tokens)
 	}
 	w.loadRests(ctx)
 	return w, nil

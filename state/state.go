@@ -6,9 +6,9 @@
 // snapshotted under the data folder, and state/redisstore, shared by every
 // instance through Redis.
 //
-// Counters are windows of slots. A per-minute budget is thirteen 5-second
+// Counters are windows of slots. A per-minute budget is sixty-one 1-second
 // slots summed (a sliding minute: the current slot has only begun, so
-// thirteen cover the last 60 to 65 seconds, never less than a provider's
+// sixty-one cover the last 60 to 61 seconds, never less than a provider's
 // minute); a
 // per-day budget on a midnight reset is one slot named for the day; a
 // rolling day is 25 one-hour slots, for the same reason; an hour is seven
