@@ -8,91 +8,120 @@ import (
 	"github.com/tollfree/tollfree/config"
 )
 
-// Answer sizes learned (issue 31). A reservation counts the answer a
-// request may produce before it is known: max_tokens where the caller
-// set it, else defaultOutput (1,024). Settle then replaces the estimate
-// with what the provider reported, but until it does, the estimate holds
-// room in the token windows. Where answers are much shorter than 1,024
-// (an evaluation job's 100 to 600 tokens), a route bound by its tokens a
-// minute is held to fewer calls than fit: the simulator's evaluation batch
-// gave Groq's 8,000 TPM 44 answers where the naive loop's 429s found room
-// for 46.
+// Sizes learned (issue 31). A reservation counts a request's tokens before
+// the provider has counted them: the prompt by Estimate, the answer by
+// max_tokens where the caller set it, else defaultOutput (1,024). Settle
+// then replaces the reservation with what the provider reported, but until
+// it does, the estimate holds room in the token windows, and a route bound
+// by its tokens a minute is refused a call that would fit. Both guesses err
+// high, by design: Estimate counts as cl100k does, and the free models'
+// tokenizers count up to 45% fewer (docs in estimate.go); an answer is
+// rarely as long as its max_tokens. The simulator's evaluation batch
+// reserved about 2,170 tokens a call for 1,860 used, and Groq's 8,000 TPM
+// gave 43 answers where the naive loop's 429s found room for 46.
 //
-// So each route learns the size of its answers as Settle sees them (what
-// was used, less the prompt's estimate: the estimate's own error is then
-// learned too), and without max_tokens a reservation counts a high
-// quantile of that size instead of 1,024: an exponentially weighted mean
-// plus twice the weighted mean absolute deviation (for the lognormal sizes
-// of chat answers, near the 90th percentile), never less than
-// minLearnedOutput, never more than defaultOutput. Until learnAfter
-// answers were seen, and for a request whose max_tokens is smaller, the
-// rule above stands. An answer longer than the estimate is caught by the
-// provider's own count (headers, or a 429 that rests nothing but the
-// minute), and the next estimate grows with it.
+// So each route learns, from the answers it gave (the usage its provider
+// reported), two things:
+//
+//   - its answers' size: a reservation counts a high quantile of it
+//     instead of max_tokens or 1,024 when that is smaller (an exponentially
+//     weighted mean plus twice the weighted mean absolute deviation: for
+//     the lognormal sizes of chat answers, near the 90th percentile), never
+//     less than minLearnedOutput;
+//   - how its provider counts prompts against Estimate: a reservation
+//     counts the estimate times the weighted mean of the provider's count
+//     over the estimate, plus its mean deviation (between minPromptRatio
+//     and maxPromptRatio), so that a tokenizer counting 10% fewer than the
+//     estimate is reserved for as such, and one counting more is too.
+//
+// Until learnAfter answers were seen, the guesses above stand. A request
+// larger than its reservation is caught by the provider's own count (its
+// headers, or a 429 that rests nothing but the minute), and the next
+// estimates grow with it.
 //
 // Sizes are kept in this Book's memory, per instance: a restart starts
-// again from 1,024, the safe side.
+// again from the guesses, the safe side.
 const (
 	learnAfter       = 16
 	minLearnedOutput = 64
+	minPromptRatio   = 0.5
+	maxPromptRatio   = 2.0
 	// answerWeight is the weight of a new answer in the means: about the
 	// last 32 answers count.
 	answerWeight = 1.0 / 32
 )
 
-// answerSizes tracks one route's answer sizes.
-type answerSizes struct {
-	mu        sync.Mutex // guards n, mean, dev
+// ewma is an exponentially weighted mean and mean absolute deviation.
+type ewma struct {
 	n         int
 	mean, dev float64
-	out       atomic.Int64 // the learned reservation; 0 until learnAfter answers
 }
 
-func (a *answerSizes) add(size int) {
+func (e *ewma) add(x float64) {
+	if e.n == 0 {
+		e.mean = x
+	} else {
+		d := x - e.mean
+		e.mean += answerWeight * d
+		e.dev += answerWeight * (math.Abs(d) - e.dev)
+	}
+	e.n++
+}
+
+// answerSizes tracks one route's answers.
+type answerSizes struct {
+	mu     sync.Mutex   // guards size, prompt
+	size   ewma         // completion tokens
+	prompt ewma         // the provider's prompt count over Estimate's
+	out    atomic.Int64 // the learned answer reservation; 0 until learnAfter answers
+	ratio  atomic.Int64 // the learned prompt ratio, in thousandths; 0 until learnAfter
+}
+
+func (a *answerSizes) add(prompt, est, completion int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	x := float64(max(size, 0))
-	if a.n == 0 {
-		a.mean = x
-	} else {
-		d := x - a.mean
-		a.mean += answerWeight * d
-		a.dev += answerWeight * (math.Abs(d) - a.dev)
+	a.size.add(float64(max(completion, 0)))
+	if a.size.n >= learnAfter {
+		out := int64(math.Ceil(a.size.mean + 2*a.size.dev))
+		a.out.Store(min(max(out, minLearnedOutput), MaxTokens))
 	}
-	a.n++
-	if a.n < learnAfter {
+	if prompt <= 0 || est <= 0 {
 		return
 	}
-	out := int64(math.Ceil(a.mean + 2*a.dev))
-	a.out.Store(min(max(out, minLearnedOutput), defaultOutput))
+	a.prompt.add(float64(prompt) / float64(est))
+	if a.prompt.n >= learnAfter {
+		r := min(max(a.prompt.mean+a.prompt.dev, minPromptRatio), maxPromptRatio)
+		a.ratio.Store(int64(math.Ceil(r * 1000)))
+	}
 }
 
-// learnAnswer notes what an answer of route id cost beyond its prompt.
-func (b *Book) learnAnswer(id string, size int) {
+func (b *Book) sizes(id string) *answerSizes {
 	v, ok := b.answers.Load(id)
 	if !ok {
 		v, _ = b.answers.LoadOrStore(id, new(answerSizes))
 	}
-	v.(*answerSizes).add(size)
+	return v.(*answerSizes)
 }
 
-// LearnAnswer notes that the answer reserved for by res used used tokens
-// in all, as the provider reported. Call it for accepted answers only: a
-// lost race's or a broken stream's usage is not an answer's size.
-func (b *Book) LearnAnswer(res *Reservation, used int) {
-	if res == nil || res.Output <= 0 {
+// LearnAnswer notes that the answer reserved for by res used prompt and
+// completion tokens, as its provider reported. Call it for accepted
+// answers only: a lost race's or a broken stream's usage is not an
+// answer's size. A reservation whose Prompt and Output its caller did not
+// set teaches nothing.
+func (b *Book) LearnAnswer(res *Reservation, prompt, completion int) {
+	if res == nil || res.Output <= 0 || res.Prompt <= 0 {
 		return
 	}
-	b.learnAnswer(res.Route, used-(res.Tokens-res.Output))
+	b.sizes(res.Route).add(prompt, res.Prompt, completion)
 }
 
 // ExpectedOutput returns the answer tokens a reservation on route r counts
 // for a request with max_tokens maxTokens: the package's ExpectedOutput,
-// except that without max_tokens a route that has answered enough counts
-// the size of its answers (see above).
+// or the size of the route's answers when it has learned one that is
+// smaller (see above).
 func (b *Book) ExpectedOutput(maxTokens int, r *config.Route) int {
 	out := ExpectedOutput(maxTokens, r)
-	if maxTokens > 0 || r == nil {
+	if r == nil {
 		return out
 	}
 	if v, ok := b.answers.Load(r.ID); ok {
@@ -101,4 +130,19 @@ func (b *Book) ExpectedOutput(maxTokens int, r *config.Route) int {
 		}
 	}
 	return out
+}
+
+// PromptTokens returns the prompt tokens a reservation on route r counts
+// for a prompt Estimate counts est: est, scaled by how the route's
+// provider has counted prompts against the estimate (see above).
+func (b *Book) PromptTokens(est int, r *config.Route) int {
+	if r == nil || est <= 0 {
+		return est
+	}
+	if v, ok := b.answers.Load(r.ID); ok {
+		if m := v.(*answerSizes).ratio.Load(); m > 0 {
+			return int(min((int64(est)*m+999)/1000, int64(MaxTokens)))
+		}
+	}
+	return est
 }

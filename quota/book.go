@@ -115,10 +115,11 @@ type Reservation struct {
 	Tokens int
 	// At is when the spend was made.
 	At time.Time
-	// Output is the part of Tokens counted for the answer (ExpectedOutput),
-	// set by Reserve's caller so that LearnAnswer can learn the answers'
-	// size; 0 learns nothing.
-	Output int
+	// Prompt is the prompt's Estimate and Output the answer tokens
+	// counted in Tokens (ExpectedOutput), set by Reserve's caller so that
+	// LearnAnswer can learn how the provider counts them (answers.go); 0
+	// learns nothing.
+	Prompt, Output int
 
 	// tmpl is the route's spends as Reserve made them, token windows
 	// at Tokens (see spend): shared with the other reservations of its

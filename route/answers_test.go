@@ -15,10 +15,10 @@ import (
 )
 
 // TestAnswerSizesLearnedByTheRouter: the router tells the budget what
-// each answer it accepted cost, so that a route's reservations for
-// requests without max_tokens count the size of its answers instead of
-// 1,024 tokens once it has answered 16 times; a request with max_tokens
-// still counts its max_tokens.
+// each answer it accepted cost, so that once a route has answered 16
+// times its reservations count the size of its answers instead of 1,024
+// tokens (or a larger max_tokens), and its prompts as its provider counts
+// them against the estimate.
 func TestAnswerSizesLearnedByTheRouter(t *testing.T) {
 	clk := clock.NewFake(t0)
 	emu, url := emutest.Start(t, clk, nil)
@@ -59,7 +59,11 @@ chains:
 	if got := budget.ExpectedOutput(0, rt); got < 64 || got >= 1024 {
 		t.Errorf("after 16 answers of the emulator's size: a request without max_tokens counts %d answer tokens, want the answers' size (64 to 1023)", got)
 	}
-	if got := budget.ExpectedOutput(2000, rt); got != 2000 {
-		t.Errorf("with max_tokens 2000: counts %d, want 2000", got)
+	if got := budget.ExpectedOutput(2000, rt); got >= 1024 {
+		t.Errorf("with max_tokens 2000: counts %d, want the answers' size", got)
+	}
+	est := quota.Estimate(question(emutest.Question))
+	if got := budget.PromptTokens(est, rt); got == est {
+		t.Errorf("the emulator counts prompts as four bytes a token, not as Estimate does, yet the prompt is still counted at the estimate %d", est)
 	}
 }

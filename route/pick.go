@@ -87,7 +87,7 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 		est = quota.Estimate(fitted)
 	}
 	out := w.r.expectedOutput(fitted.MaxTokens, rt)
-	tokens := quota.AddTokens(est, out)
+	tokens := quota.AddTokens(w.r.promptTokens(est, rt), out)
 	if w.spent != nil {
 		// A window the budget knows is spent: no Reserve, no Store call.
 		if limit, until, ok := w.spent.Spent(rt, tokens, w.ch.Margin, now); ok {
@@ -98,7 +98,7 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	if err == nil {
 		t.res = res
 		if res != nil {
-			res.Output = out
+			res.Prompt, res.Output = est, out
 		}
 		if w.r.pacer != nil && w.ch.Pace && res != nil {
 			w.r.pacer.Picked(w.ch, rt)

@@ -47,7 +47,8 @@ type evidence interface {
 // max_tokens (quota.Book, issue 31).
 type sizer interface {
 	ExpectedOutput(maxTokens int, r *config.Route) int
-	LearnAnswer(res *quota.Reservation, used int)
+	PromptTokens(est int, r *config.Route) int
+	LearnAnswer(res *quota.Reservation, prompt, completion int)
 }
 
 // expectedOutput is the answer tokens a reservation on rt counts: the
@@ -57,6 +58,16 @@ func (r *Router) expectedOutput(maxTokens int, rt *config.Route) int {
 		return sz.ExpectedOutput(maxTokens, rt)
 	}
 	return quota.ExpectedOutput(maxTokens, rt)
+}
+
+// promptTokens is the prompt tokens a reservation on rt counts for a
+// prompt Estimate counts est: scaled by the budget's learned count where
+// it learns one, else est.
+func (r *Router) promptTokens(est int, rt *config.Route) int {
+	if sz, ok := r.budget.(sizer); ok {
+		return sz.PromptTokens(est, rt)
+	}
+	return est
 }
 
 // Recorder receives one record per attempt, after the attempt ended. It is
@@ -382,7 +393,7 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 		if win.res != nil {
 			_ = r.budget.Settle(bctx, win.res, u.PromptTokens+u.CompletionTokens, known)
 			if sz, ok := r.budget.(sizer); ok && known {
-				sz.LearnAnswer(win.res, u.PromptTokens+u.CompletionTokens)
+				sz.LearnAnswer(win.res, u.PromptTokens, u.CompletionTokens)
 			}
 		}
 		if h != nil {
