@@ -142,7 +142,9 @@
 // CJK or Cyrillic text up to 45% lower (o200k counts in counts.json), so the
 // estimate errs high there, the safe side for a budget. It only has to keep a
 // route from a 413 or a TPM 429; Settle replaces it with the provider's own
-// count as soon as one is reported. The count of a text of 256 bytes or
+// count as soon as one is reported, and each route learns how its provider
+// counts prompts against it, and how long its answers are, for the
+// reservations that follow (answers.go). The count of a text of 256 bytes or
 // more is remembered by a seeded hash of it (textcache.go, 32 KB, no text
 // kept): the system prompt, tools and history a request resends are not
 // counted again, a tenth of the cost in BenchmarkEstimate.
