@@ -42,9 +42,10 @@ type evidence interface {
 	RateRefused(r *config.Route)
 }
 
-// sizer is a Budget that learns the size of a route's answers and counts
-// it, rather than a fixed guess, for the answer of a request without
-// max_tokens (quota.Book, issue 31).
+// sizer is a Budget that learns, from the answers a route gave, how its
+// provider counts prompts against the estimate and how long its answers
+// are, and reserves that rather than the estimate and max_tokens
+// (quota.Book, quota/answers.go, issue 31).
 type sizer interface {
 	ExpectedOutput(maxTokens int, r *config.Route) int
 	PromptTokens(est int, r *config.Route) int
