@@ -34,6 +34,11 @@ import (
 //     and maxPromptRatio), so that a tokenizer counting 10% fewer than the
 //     estimate is reserved for as such, and one counting more is too.
 //
+// A provider whose limiter charges a request its max_tokens (or the
+// model's longest answer) when it arrives, as Cerebras's does
+// (docs/PROVIDERS.md, "Cerebras"), is reserved for as it charges: its
+// answers' size is not used there, only its prompts' count.
+//
 // Until learnAfter answers were seen, the guesses above stand. A request
 // larger than its reservation is caught by the provider's own count (its
 // headers, or a 429 that rests nothing but the minute), and the next
@@ -95,6 +100,16 @@ func (a *answerSizes) add(prompt, est, completion int) {
 	}
 }
 
+// chargesUpFront reports whether route r's provider counts a request's
+// max_tokens against its token limits when the request arrives, whatever
+// the answer then costs: Cerebras ("we estimate the total tokens the
+// request will consume by ... adding either the max_completion_tokens
+// parameter or an analyzed estimate for an upper bound of the output
+// tokens", https://inference-docs.cerebras.ai/support/rate-limits).
+func chargesUpFront(r *config.Route) bool {
+	return r.Provider != nil && r.Provider.Flavor == "cerebras"
+}
+
 func (b *Book) sizes(id string) *answerSizes {
 	v, ok := b.answers.Load(id)
 	if !ok {
@@ -121,7 +136,7 @@ func (b *Book) LearnAnswer(res *Reservation, prompt, completion int) {
 // smaller (see above).
 func (b *Book) ExpectedOutput(maxTokens int, r *config.Route) int {
 	out := ExpectedOutput(maxTokens, r)
-	if r == nil {
+	if r == nil || chargesUpFront(r) {
 		return out
 	}
 	if v, ok := b.answers.Load(r.ID); ok {

@@ -95,3 +95,27 @@ func TestSizesLearned(t *testing.T) {
 		t.Errorf("a provider counting 2,200 for an estimate of 1,800: prompt counted %d, want at least 2200", got)
 	}
 }
+
+// TestSizesNotLearnedWhereChargedUpFront: Cerebras charges a request its
+// max_tokens when it arrives, so its reservations keep counting them
+// whatever its answers cost; its prompts are still counted as it counts
+// them.
+func TestSizesNotLearnedWhereChargedUpFront(t *testing.T) {
+	b, _, _ := newTestBook(t0)
+	p := testProvider("cerebras", config.Limits{}, utcMidnight)
+	r := testRoute("cerebras/gpt-oss-120b", p, config.Limits{TPM: 1000000})
+	for range 2 * learnAfter {
+		res := mustReserve(t, b, r, 1800+400, 0)
+		res.Prompt, res.Output = 1800, 400
+		b.LearnAnswer(res, 1620, 100)
+	}
+	if got := b.ExpectedOutput(400, r); got != 400 {
+		t.Errorf("cerebras, max_tokens 400, answers of 100: expected output %d, want 400", got)
+	}
+	if got := b.ExpectedOutput(0, r); got != defaultOutput {
+		t.Errorf("cerebras, no max_tokens: expected output %d, want %d", got, defaultOutput)
+	}
+	if got := b.PromptTokens(1800, r); got != 1620 {
+		t.Errorf("cerebras: prompt counted %d, want 1620 as it counts prompts", got)
+	}
+}
