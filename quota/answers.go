@@ -17,8 +17,10 @@ import (
 // high, by design: Estimate counts as cl100k does, and the free models'
 // tokenizers count up to 45% fewer (docs in estimate.go); an answer is
 // rarely as long as its max_tokens. The simulator's evaluation batch
-// reserved about 2,170 tokens a call for 1,860 used, and Groq's 8,000 TPM
-// gave 43 answers where the naive loop's 429s found room for 46.
+// reserved about 2,170 tokens a call for 1,860 used; on its site day of
+// 4,000 questions, Gemma, bound by its 15,000 tokens a minute, was refused
+// calls that fit, and learning the sizes below took tollfree from 3,782
+// answers to 3,819 (docs/SIM.md).
 //
 // So each route learns, from the answers it gave (the usage its provider
 // reported), two things:
