@@ -38,6 +38,12 @@ chains:
     pace: ` + paceOpt + `
     fallback: {message: resting}
 `
+	return parsePlan(t, y)
+}
+
+// parsePlan parses a config whose keys are ${K}.
+func parsePlan(t testing.TB, y string) *config.Plan {
+	t.Helper()
 	p, err := config.Parse("pace.yaml", []byte(y), func(k string) string {
 		if k == "K" {
 			return "key-for-tests"
@@ -48,6 +54,23 @@ chains:
 		t.Fatal(err)
 	}
 	return p
+}
+
+// startPacer starts a Pacer over a Book and a memstore on a fake clock at
+// 06:00 UTC, closed when the test ends.
+func startPacer(t testing.TB) (*clock.Fake, *quota.Book, *pace.Pacer) {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 6, 16, 6, 0, 0, 0, time.UTC))
+	store, err := memstore.Open(memstore.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	book := quota.New(quota.Options{Store: store, Clock: clk})
+	t.Cleanup(book.Close)
+	pc := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
+	t.Cleanup(pc.Close)
+	return clk, book, pc
 }
 
 func itoa(n int) string {
@@ -64,16 +87,7 @@ func itoa(n int) string {
 // the pacer's order puts first, and returns how many the capped route took.
 func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
 	t.Helper()
-	clk := clock.NewFake(time.Date(2026, 6, 16, 6, 0, 0, 0, time.UTC))
-	store, err := memstore.Open(memstore.Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	book := quota.New(quota.Options{Store: store, Clock: clk})
-	defer book.Close()
-	pc := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
-	defer pc.Close()
+	clk, book, pc := startPacer(t)
 	ch := p.Chains["answer"]
 	for range 40 {
 		pc.Arrived(ch, 500)
@@ -158,20 +172,8 @@ chains:
     routes: [tok/m, req/m, renew/m]
     fallback: {message: resting}
 `
-	p, err := config.Parse("pace.yaml", []byte(y), func(string) string { return "key-for-tests" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFake(time.Date(2026, 6, 16, 6, 0, 0, 0, time.UTC))
-	store, err := memstore.Open(memstore.Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	book := quota.New(quota.Options{Store: store, Clock: clk})
-	defer book.Close()
-	pc := pace.New(pace.Options{Store: store, Budget: book, Clock: clk})
-	defer pc.Close()
+	p := parsePlan(t, y)
+	clk, book, pc := startPacer(t)
 	ch := p.Chains["answer"]
 	tok, req := p.Routes["tok/m"], p.Routes["req/m"]
 	for range 40 { // a request a minute of 1,000 tokens: the caps bind
