@@ -473,8 +473,13 @@ type RoutePace struct {
 
 // Held reports that the route is ahead of its pace: a request goes to it
 // only when no route within pace can take it.
-func (rp *RoutePace) Held() bool {
-	return rp.Binding && rp.Used+float64(rp.picked.Load()) >= rp.Line+1
+func (rp *RoutePace) Held() bool { return rp.heldFor(1) }
+
+// heldFor reports that the route is ahead of its pace for a request that
+// counts as n requests of its cap: past its line by a request or more once
+// the request's size beyond one is counted (n is 1 on a request cap).
+func (rp *RoutePace) heldFor(n float64) bool {
+	return rp.Binding && rp.Used+float64(rp.picked.Load())+n-1 >= rp.Line+1
 }
 
 func (s *Snapshot) route(id string) *RoutePace {
@@ -490,14 +495,14 @@ func (s *Snapshot) route(id string) *RoutePace {
 // than a short one (see byCost).
 func (s *Snapshot) held(id string, tokens int) bool {
 	rp := s.route(id)
-	if rp == nil || !rp.Binding {
+	if rp == nil {
 		return false
 	}
 	n := 1.0
 	if rp.TokenCap && s.Tokens > 0 && tokens > 0 {
 		n = float64(tokens) / s.Tokens
 	}
-	return rp.Used+float64(rp.picked.Load())+n > rp.Line+1
+	return rp.heldFor(n)
 }
 
 // refresh works out ch's forecast and keeps it.

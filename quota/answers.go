@@ -132,34 +132,39 @@ func (b *Book) LearnAnswer(res *Reservation, prompt, completion int) {
 	b.sizes(res.Route).add(prompt, res.Prompt, completion)
 }
 
-// ExpectedOutput returns the answer tokens a reservation on route r counts
-// for a request with max_tokens maxTokens: the package's ExpectedOutput,
-// or the size of the route's answers when it has learned one that is
-// smaller (see above).
+// Sizes returns what a reservation on route r counts for a request whose
+// prompt Estimate counts est and whose max_tokens is maxTokens: the
+// prompt, scaled by how the route's provider has counted prompts against
+// the estimate, and the answer, the package's ExpectedOutput or the size
+// of the route's answers when it has learned one that is smaller (see
+// above). One lookup of the route's sizes serves both, on every pick.
+func (b *Book) Sizes(est, maxTokens int, r *config.Route) (prompt, output int) {
+	prompt, output = est, ExpectedOutput(maxTokens, r)
+	if r == nil {
+		return prompt, output
+	}
+	v, ok := b.answers.Load(r.ID)
+	if !ok {
+		return prompt, output
+	}
+	a := v.(*answerSizes)
+	if m := a.ratio.Load(); m > 0 && est > 0 {
+		prompt = int(min((int64(est)*m+999)/1000, int64(MaxTokens)))
+	}
+	if n := int(a.out.Load()); n > 0 && n < output && !chargesUpFront(r) {
+		output = n
+	}
+	return prompt, output
+}
+
+// ExpectedOutput is the answer part of Sizes.
 func (b *Book) ExpectedOutput(maxTokens int, r *config.Route) int {
-	out := ExpectedOutput(maxTokens, r)
-	if r == nil || chargesUpFront(r) {
-		return out
-	}
-	if v, ok := b.answers.Load(r.ID); ok {
-		if n := int(v.(*answerSizes).out.Load()); n > 0 && n < out {
-			return n
-		}
-	}
+	_, out := b.Sizes(0, maxTokens, r)
 	return out
 }
 
-// PromptTokens returns the prompt tokens a reservation on route r counts
-// for a prompt Estimate counts est: est, scaled by how the route's
-// provider has counted prompts against the estimate (see above).
+// PromptTokens is the prompt part of Sizes.
 func (b *Book) PromptTokens(est int, r *config.Route) int {
-	if r == nil || est <= 0 {
-		return est
-	}
-	if v, ok := b.answers.Load(r.ID); ok {
-		if m := v.(*answerSizes).ratio.Load(); m > 0 {
-			return int(min((int64(est)*m+999)/1000, int64(MaxTokens)))
-		}
-	}
-	return est
+	in, _ := b.Sizes(est, 0, r)
+	return in
 }

@@ -86,8 +86,8 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 	if fitted != req {
 		est = quota.Estimate(fitted)
 	}
-	out := w.r.expectedOutput(fitted.MaxTokens, rt)
-	tokens := quota.AddTokens(w.r.promptTokens(est, rt), out)
+	in, out := w.r.sizes(est, fitted.MaxTokens, rt)
+	tokens := quota.AddTokens(in, out)
 	if w.spent != nil {
 		// A window the budget knows is spent: no Reserve, no Store call.
 		if limit, until, ok := w.spent.Spent(rt, tokens, w.ch.Margin, now); ok {

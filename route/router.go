@@ -47,28 +47,18 @@ type evidence interface {
 // are, and reserves that rather than the estimate and max_tokens
 // (quota.Book, quota/answers.go, issue 31).
 type sizer interface {
-	ExpectedOutput(maxTokens int, r *config.Route) int
-	PromptTokens(est int, r *config.Route) int
+	Sizes(est, maxTokens int, r *config.Route) (prompt, output int)
 	LearnAnswer(res *quota.Reservation, prompt, completion int)
 }
 
-// expectedOutput is the answer tokens a reservation on rt counts: the
-// budget's learned size where it learns one, else quota.ExpectedOutput.
-func (r *Router) expectedOutput(maxTokens int, rt *config.Route) int {
+// sizes is what a reservation on rt counts for a request whose prompt
+// Estimate counts est: the prompt and the answer, as the budget learned
+// them where it learns, else est and quota.ExpectedOutput.
+func (r *Router) sizes(est, maxTokens int, rt *config.Route) (prompt, output int) {
 	if sz, ok := r.budget.(sizer); ok {
-		return sz.ExpectedOutput(maxTokens, rt)
+		return sz.Sizes(est, maxTokens, rt)
 	}
-	return quota.ExpectedOutput(maxTokens, rt)
-}
-
-// promptTokens is the prompt tokens a reservation on rt counts for a
-// prompt Estimate counts est: scaled by the budget's learned count where
-// it learns one, else est.
-func (r *Router) promptTokens(est int, rt *config.Route) int {
-	if sz, ok := r.budget.(sizer); ok {
-		return sz.PromptTokens(est, rt)
-	}
-	return est
+	return est, quota.ExpectedOutput(maxTokens, rt)
 }
 
 // Recorder receives one record per attempt, after the attempt ended. It is

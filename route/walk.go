@@ -106,7 +106,7 @@ func (r *Router) newWalk(ctx context.Context, ch *config.Chain, id string, req *
 		// last (package pace): both from memory.
 		var out int
 		if len(w.order) > 0 {
-			out = r.expectedOutput(w.req.MaxTokens, w.order[0])
+			_, out = r.sizes(w.est, w.req.MaxTokens, w.order[0])
 		}
 		tokens := quota.AddTokens(w.est, out)
 		r.pacer.Arrived(ch, tokens)
