@@ -94,15 +94,7 @@ func TestUnreadableListChangesNothing(t *testing.T) {
 	_, d, st := setup(t, "gsk-bad-key")
 	ctx := context.Background()
 	d.Refresh(ctx)
-	rests, err := st.Rests(ctx, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rests {
-		if strings.HasPrefix(r.Key, "groq/") {
-			t.Errorf("a list answered 401 rested %s", r.Key)
-		}
-	}
+	noGroqRest(t, st, "a list answered 401")
 	if _, ok := d.Findings(ctx)["groq"]; ok {
 		t.Error("a list answered 401 was kept")
 	}
@@ -117,13 +109,20 @@ func TestListNamingNoneOfTheRoutesChangesNothing(t *testing.T) {
 	emu.AddModel("groq", emulator.Model{ID: "someone-elses-name"})
 	ctx := context.Background()
 	d.Refresh(ctx)
-	rests, err := st.Rests(ctx, t0)
+	noGroqRest(t, st, "a list naming none of groq's routes")
+}
+
+// noGroqRest fails the test for every groq route resting in st: what
+// happened (why) should have changed nothing.
+func noGroqRest(t *testing.T, st *memstore.Store, why string) {
+	t.Helper()
+	rests, err := st.Rests(context.Background(), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rests {
 		if strings.HasPrefix(r.Key, "groq/") {
-			t.Errorf("a list naming none of groq's routes rested %s", r.Key)
+			t.Errorf("%s, yet it rested %s", why, r.Key)
 		}
 	}
 }

@@ -107,29 +107,32 @@ func (v view) live() []byte {
 // writeLive writes the live part: the snapshot's time (which the page's
 // script copies into its header), its problems, and its chains, routes
 // and providers, each most urgent first.
+// lines writes items, each escaped in a div of its own, in a div of
+// class, after head (HTML, written as is) when it is not empty; nothing
+// when there are no items.
+func (w *writer) lines(class, head string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	w.WriteString(`<div class="` + class + `">`)
+	if head != "" {
+		w.WriteString("<div>" + head + "</div>")
+	}
+	for _, it := range items {
+		w.WriteString("<div>")
+		w.text(it)
+		w.WriteString("</div>")
+	}
+	w.WriteString("</div>")
+}
+
 func (v view) writeLive(w *writer) {
 	w.WriteString(`<span hidden data-now>`)
 	w.WriteString(stamp(v.Now, v.Now))
 	w.WriteString("</span>\n")
-	if len(v.Problems) > 0 {
-		w.WriteString(`<div class="problems">`)
-		for _, p := range v.Problems {
-			w.WriteString("<div>")
-			w.text(p)
-			w.WriteString("</div>")
-		}
-		w.WriteString("</div>")
-	}
-	if len(v.LimitsSaid) > 0 {
-		// What the providers' headers say unlike the configuration (issue 35).
-		w.WriteString(`<div class="problems said"><div>Limits the providers report unlike the configuration (the provider's figure is in force):</div>`)
-		for _, l := range v.LimitsSaid {
-			w.WriteString("<div>")
-			w.text(l)
-			w.WriteString("</div>")
-		}
-		w.WriteString("</div>")
-	}
+	w.lines("problems", "", v.Problems)
+	// What the providers' headers say unlike the configuration (issue 35).
+	w.lines("problems said", "Limits the providers report unlike the configuration (the provider's figure is in force):", v.LimitsSaid)
 	if len(v.FreeUnused) > 0 {
 		// Free models on offer that no chain uses (issue 35).
 		w.WriteString(`<div class="problems free"><div>Free models on offer that no chain uses:</div>`)
