@@ -235,24 +235,39 @@ func (p *Pacer) Order(ch *config.Chain, order []*config.Route, tokens int) []*co
 // spends Groq's daily tokens on the shortest questions. Ties keep the
 // chain's order.
 func (s *Snapshot) byCost(held []*config.Route, tokens int) {
-	if len(held) < 2 {
+	if len(held) < 2 || len(held) > 64 {
 		return
 	}
-	cost := func(rt *config.Route) float64 {
-		rp := s.route(rt.ID)
-		if rp == nil {
-			return math.Inf(1)
-		}
-		left := rp.Cap - rp.Used - float64(rp.picked.Load())
-		if left <= 0 {
-			return math.Inf(1)
-		}
-		if rp.TokenCap && s.Tokens > 0 && tokens > 0 {
-			return float64(tokens) / (left * s.Tokens)
-		}
-		return 1 / left
+	type costed struct {
+		rt   *config.Route
+		cost float64
 	}
-	slices.SortStableFunc(held, func(a, b *config.Route) int { return cmp.Compare(cost(a), cost(b)) })
+	var buf [64]costed // a request's held routes, each cost worked out once
+	cs := buf[:len(held)]
+	for i, rt := range held {
+		cs[i] = costed{rt, s.cost(rt, tokens)}
+	}
+	slices.SortStableFunc(cs, func(a, b costed) int { return cmp.Compare(a.cost, b.cost) })
+	for i := range cs {
+		held[i] = cs[i].rt
+	}
+}
+
+// cost is what a request of tokens costs route rt of what it has left
+// (see byCost); +Inf when it has nothing left or is not paced.
+func (s *Snapshot) cost(rt *config.Route, tokens int) float64 {
+	rp := s.route(rt.ID)
+	if rp == nil {
+		return math.Inf(1)
+	}
+	left := rp.Cap - rp.Used - float64(rp.picked.Load())
+	if left <= 0 {
+		return math.Inf(1)
+	}
+	if rp.TokenCap && s.Tokens > 0 && tokens > 0 {
+		return float64(tokens) / (left * s.Tokens)
+	}
+	return 1 / left
 }
 
 // Picked notes that route rt of chain ch was reserved for a request: the
