@@ -44,8 +44,7 @@ type driver struct {
 
 	stalls atomic.Int64 // settles that gave up waiting: see settle
 
-	whyMu sync.Mutex // guards why
-	why   []string   // for each stall, the condition that held it
+	why []string // for each stall, the condition that held it; the driver's goroutine's own
 }
 
 func newDriver(start time.Time) *driver {
@@ -292,9 +291,7 @@ func (d *driver) settle() {
 			if why == "" {
 				why = "clock, network or record activity that never stopped"
 			}
-			d.whyMu.Lock()
 			d.why = append(d.why, d.fake.Now().Format("15:04:05.000")+": "+why)
-			d.whyMu.Unlock()
 			return
 		}
 	}
