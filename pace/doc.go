@@ -18,7 +18,9 @@
 //     have left. When none binds, nothing changes: the chain's order is
 //     kept exactly;
 //   - the renewable routes (no day cap, or one that does not bind) and
-//     what they carry an hour under their minute and hour limits;
+//     what they carry an hour under their minute and hour limits, a day
+//     cap that does not bind no more than what it has left over the hours
+//     to its reset;
 //   - each binding route's pace line: its cap times the share of its
 //     window's excess demand (beyond what the renewable routes carry)
 //     that is already past. With no excess forecast the line stays at 0:

@@ -442,7 +442,7 @@ type Snapshot struct {
 	// Tokens is a request's tokens, on average.
 	Tokens float64
 	// Renewable is what the routes without a binding day cap carry in an
-	// hour, in requests (+Inf: a route without limits).
+	// hour, in requests (+Inf: a route without limits): see carries.
 	Renewable float64
 	// CapsLast is when the day caps left run out if the forecast demand
 	// beyond the renewable routes spends them from now (the zero time:
@@ -659,7 +659,7 @@ func forecast(s *Snapshot, pr *profile, now time.Time) {
 	s.CapsLast = capsLast(s.Routes, now)
 	for _, rp := range s.Routes {
 		if !rp.Binding {
-			s.Renewable += rp.PerHour
+			s.Renewable += rp.carries(now)
 		}
 	}
 	if !s.Binding {
@@ -708,4 +708,22 @@ func capsLast(routes []*RoutePace, now time.Time) time.Time {
 		return time.Time{}
 	}
 	return end
+}
+
+// carries is what a route that does not bind carries in an hour from now
+// on: its minute and hour limits' rate, and on a day cap no more than
+// what the cap has left spread over the hours to its reset. A cap of 50
+// a day behind a 20-a-minute limit is not 1,200 requests an hour of room:
+// counted so, it once held every binding route of the evaluation batch
+// (tools/sim) back behind it, and the batch lost answers to the naive
+// loop.
+func (rp *RoutePace) carries(now time.Time) float64 {
+	r := rp.PerHour
+	if !rp.DayCapped {
+		return r
+	}
+	if h := rp.Reset.Sub(now).Hours(); h > 0 {
+		r = min(r, max(rp.Cap-rp.Used, 0)/h)
+	}
+	return r
 }

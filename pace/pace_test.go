@@ -212,3 +212,61 @@ chains:
 		t.Errorf("both held, a short question: order %q, want %q", got, want)
 	}
 }
+
+// TestSmallCapIsNotRenewable: a day-capped route that does not bind (its
+// cap resets before the demand would spend it) carries what its cap has
+// left over the hours to its reset, not its minute limit's rate. Counted at
+// its 60 a minute, a route with 10 left for 20 minutes once passed for
+// room for every hour forecast, and the binding route before it was held
+// back entirely behind it (the evaluation batch of tools/sim: Cerebras
+// held behind OpenRouter's 50 a day).
+func TestSmallCapIsNotRenewable(t *testing.T) {
+	y := `
+roles: []
+providers:
+  big:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    reset: midnight UTC
+    models:
+      m: {rpd: 100}
+  small:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    reset: midnight America/Los_Angeles
+    models:
+      m: {rpm: 60, rpd: 10}
+chains:
+  answer:
+    routes: [big/m, small/m]
+    fallback: {message: resting}
+`
+	p := parsePlan(t, y)
+	clk, book, pc := startPacer(t)
+	ch := p.Chains["answer"]
+	for range 40 { // 6:00 to 6:40 UTC, a request a minute: 60 an hour
+		pc.Arrived(ch, 1000)
+		clk.Advance(time.Minute)
+	}
+	for range 2 {
+		if _, err := book.Reserve(context.Background(), p.Routes["big/m"], 1000, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pc.Refresh(ch)
+	s := pc.Snapshot("answer")
+	if s == nil || len(s.Routes) != 2 || !s.Routes[0].Binding || s.Routes[1].Binding {
+		t.Fatalf("snapshot %+v: want big/m to bind (1,000 expected before midnight UTC, 98 left) and small/m not (20 expected before its reset at 07:00 UTC, 10 left)", s)
+	}
+	// small/m has 10 left for the 20 minutes to its reset: 30 an hour.
+	if s.Renewable > 30.5 {
+		t.Errorf("renewable rate %.1f an hour; want at most 30: small/m's 10 left over the 20 minutes to its reset, not its 60 a minute", s.Renewable)
+	}
+	var got []string
+	for _, rt := range pc.Order(ch, ch.Routes, 1000) {
+		got = append(got, rt.ID)
+	}
+	if len(got) != 2 || got[0] != "big/m" {
+		t.Errorf("order %v; want big/m first: it spent 2 of 100 with a third of its day's excess demand gone, within its pace", got)
+	}
+}
