@@ -64,15 +64,22 @@ type ewma struct {
 	mean, dev float64
 }
 
+// add counts x. The first answers weigh as in a plain mean (1/n), then
+// answerWeight: with answerWeight from the start, the first answer would
+// still weigh 60% of the mean after sixteen (31/32 to the 16th), and the
+// mean deviation would start from 0. One answer of 600 tokens then twenty
+// of 200 reserved 686, more than the longest answer; now 363
+// (TestSizesFirstAnswerFades).
 func (e *ewma) add(x float64) {
-	if e.n == 0 {
-		e.mean = x
-	} else {
-		d := x - e.mean
-		e.mean += answerWeight * d
-		e.dev += answerWeight * (math.Abs(d) - e.dev)
-	}
 	e.n++
+	w := max(1/float64(e.n), answerWeight)
+	if e.n == 1 {
+		e.mean = x
+		return
+	}
+	d := x - e.mean
+	e.mean += w * d
+	e.dev += max(1/float64(e.n-1), answerWeight) * (math.Abs(d) - e.dev)
 }
 
 // answerSizes tracks one route's answers.

@@ -64,7 +64,7 @@ func TestSizesLearned(t *testing.T) {
 	}
 
 	// What fits in 8,000 tokens a minute: two calls as guessed (1,800 +
-	// 1,024), three as learned (1,620 + about 430).
+	// 1,024), three as learned (1,620 + about 450).
 	fitted := func(bk *Book) int {
 		n := 0
 		for {
@@ -78,13 +78,14 @@ func TestSizesLearned(t *testing.T) {
 	if got := fitted(fresh); got != 2 {
 		t.Errorf("calls reserved in 8,000 TPM as guessed: %d, want 2", got)
 	}
-	clk.Advance(time.Minute)
+	clk.Advance(2 * time.Minute) // past the last answer's minute
 	if got := fitted(b); got != 3 {
 		t.Errorf("calls reserved in 8,000 TPM as learned: %d, want 3", got)
 	}
 
 	// Longer answers, and a provider counting more than the estimate,
 	// raise the reservation back.
+	clk.Advance(time.Minute) // past the calls fitted
 	for range 64 {
 		answer(r, 0, 2200, 900)
 	}
@@ -117,5 +118,32 @@ func TestSizesNotLearnedWhereChargedUpFront(t *testing.T) {
 	}
 	if got := b.PromptTokens(1800, r); got != 1620 {
 		t.Errorf("cerebras: prompt counted %d, want 1620 as it counts prompts", got)
+	}
+}
+
+// TestSizesFirstAnswerFades: the first answers weigh as in a plain mean,
+// so that one long first answer does not hold the reservation high for
+// minutes. After a 600-token first answer and twenty of 200, the learned
+// size is near the answers' own (363); an exponentially weighted mean from
+// the first answer kept it at 686, above the longest answer.
+func TestSizesFirstAnswerFades(t *testing.T) {
+	b, _, clk := newTestBook(t0)
+	p := testProvider("groq", config.Limits{}, utcMidnight)
+	r := testRoute("groq/a", p, config.Limits{TPM: 8000})
+	for i := range 21 {
+		clk.Advance(time.Minute)
+		res := mustReserve(t, b, r, 2000, 0)
+		res.Prompt, res.Output = 1000, 1000
+		size := 200
+		if i == 0 {
+			size = 600
+		}
+		if err := b.Settle(context.Background(), res, 1000+size, true); err != nil {
+			t.Fatal(err)
+		}
+		b.LearnAnswer(res, 1000, size)
+	}
+	if got := b.ExpectedOutput(0, r); got > 400 {
+		t.Errorf("after one answer of 600 tokens and twenty of 200: expected output %d, want at most 400 (the mean is 219)", got)
 	}
 }

@@ -138,7 +138,7 @@ func (w *walk) probeEdge() bool {
 // minuteWindow reports whether a budget skip's reason names a minute
 // window ("budget: tpm spent", "budget: provider rpm spent"). Those are
 // not probed: a minute frees up within seconds, its count is the
-// provider's own within the five seconds the sliding minute adds, and a
+// provider's own within the second the sliding minute adds, and a
 // probe refused there costs a minute's room (providers count refusals).
 // The windows of an hour or longer are where a count goes stale.
 func minuteWindow(reason string) bool {
