@@ -122,6 +122,9 @@ func (e *Emulator) admit(c *call) {
 		c.setAnswer(step)
 	}
 	tokens := c.prompt + c.completion
+	if c.chargesUpFront() {
+		tokens = c.prompt + c.maxTokens
+	}
 
 	m.win.prune(now, m.reset)
 	p.win.prune(now, p.reset)
@@ -161,6 +164,9 @@ func (e *Emulator) admit(c *call) {
 	charged := 0
 	if c.kind.answers() {
 		charged = c.prompt + c.completion
+		if c.chargesUpFront() {
+			charged = c.prompt + c.maxTokens
+		}
 	} else {
 		c.completion = 0
 	}
@@ -341,4 +347,19 @@ func flavorRPD(flavor string) int {
 		return 14400
 	}
 	return 1000
+}
+
+// chargesUpFront reports whether the call is counted against its token
+// limits as its prompt and max_tokens, as Cerebras counts a request when
+// it arrives ("we estimate the total tokens the request will consume by
+// ... adding either the max_completion_tokens parameter or an analyzed
+// estimate for an upper bound of the output tokens",
+// https://inference-docs.cerebras.ai/support/rate-limits; "estimates quota
+// based on max_completion_tokens upfront, not actual usage",
+// https://github.com/Cerebras/vscode-cerebras-chat/releases/tag/v0.1.18):
+// checked and charged so, whatever the answer costs. Without max_tokens
+// the provider's "analyzed estimate" is unknown, and the emulator charges
+// the answer.
+func (c *call) chargesUpFront() bool {
+	return c.prov.Flavor == FlavorCerebras && c.maxTokens > 0
 }

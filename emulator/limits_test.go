@@ -243,3 +243,32 @@ func TestDayAcrossASkippedMidnight(t *testing.T) {
 		t.Errorf("dayStart(%v) = %v, want %v", sun, got, want)
 	}
 }
+
+// TestCerebrasChargesMaxTokensUpFront: Cerebras counts a request against
+// its tokens a minute as its prompt plus max_completion_tokens when it
+// arrives, whatever the answer then costs (docs/PROVIDERS.md, "Cerebras");
+// without max_tokens the emulator charges the answer.
+func TestCerebrasChargesMaxTokensUpFront(t *testing.T) {
+	v := newEnv(t)
+	// Prompt "Hi" is 1 token; the answer 100 bytes is 25 tokens.
+	v.add(FlavorCerebras, Model{ID: "m", Answer: strings.Repeat("x", 100), Limits: Limits{TPM: 1000}})
+	r := v.chat(FlavorCerebras, "m", `,"max_completion_tokens":400`)
+	if r.status != 200 {
+		t.Fatalf("first call: %d %s", r.status, r.body)
+	}
+	if got := r.header.Get("x-ratelimit-remaining-tokens-minute"); got != "599" {
+		t.Errorf("after a call of 1 prompt token and max_completion_tokens 400 answered in 25: remaining tokens %q, want 599 (1,000 less 401 charged up front)", got)
+	}
+	r = v.chat(FlavorCerebras, "m", `,"max_tokens":400`)
+	if r.status != 200 {
+		t.Fatalf("second call: %d %s", r.status, r.body)
+	}
+	// 802 charged: a third asking 400 would pass 1,000 though its answer
+	// (25) would not.
+	if r := v.chat(FlavorCerebras, "m", `,"max_tokens":400`); r.status != 429 {
+		t.Errorf("third call asking 400 with 198 left: status %d, want 429", r.status)
+	}
+	if r := v.chat(FlavorCerebras, "m", ""); r.status != 200 || r.header.Get("x-ratelimit-remaining-tokens-minute") != "172" {
+		t.Errorf("a call without max_tokens: status %d, remaining %q; want 200 and 172 (its 26 tokens charged)", r.status, r.header.Get("x-ratelimit-remaining-tokens-minute"))
+	}
+}

@@ -147,3 +147,32 @@ func TestSizesFirstAnswerFades(t *testing.T) {
 		t.Errorf("after one answer of 600 tokens and twenty of 200: expected output %d, want at most 400 (the mean is 219)", got)
 	}
 }
+
+// TestSettleKeepsAnUpFrontCharge: a provider that charges a request its
+// max_tokens on arrival (Cerebras) keeps the charge when the answer is
+// shorter: the count settles at the prompt it counted and max_tokens
+// (Reservation.Charged); another provider's falls to what the answer
+// used.
+func TestSettleKeepsAnUpFrontCharge(t *testing.T) {
+	for _, tc := range []struct {
+		flavor string
+		fits   bool
+	}{{"cerebras", false}, {"groq", true}} {
+		b, _, _ := newTestBook(t0)
+		p := testProvider(tc.flavor, config.Limits{}, utcMidnight)
+		r := testRoute(tc.flavor+"/m", p, config.Limits{TPM: 1000})
+		res := mustReserve(t, b, r, 800, 0) // a prompt of 400 and max_tokens 400
+		res.Prompt, res.Output = 400, 400
+		// The provider counted a prompt of 390, and answered in 60.
+		if err := b.Settle(context.Background(), res, res.Charged(390, 60), true); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.Reserve(context.Background(), r, 500, 0)
+		if fits := err == nil; fits != tc.fits {
+			t.Errorf("%s: 800 reserved, a prompt of 390 answered in 60, then 500 more in a minute of 1,000: fits %v, want %v (err %v)", tc.flavor, fits, tc.fits, err)
+		}
+		if _, err := b.Reserve(context.Background(), r, 210, 0); tc.flavor == "cerebras" && err != nil {
+			t.Errorf("cerebras: 790 charged (the prompt counted and max_tokens), then 210 in a minute of 1,000: %v, want it to fit", err)
+		}
+	}
+}

@@ -129,7 +129,11 @@ func (w *walk) probeEdge() bool {
 	if fitted != w.req {
 		est = quota.Estimate(fitted)
 	}
-	res := eb.ReserveProbe(rt, quota.AddTokens(est, quota.ExpectedOutput(fitted.MaxTokens, rt)))
+	out := quota.ExpectedOutput(fitted.MaxTokens, rt)
+	res := eb.ReserveProbe(rt, quota.AddTokens(est, out))
+	if res != nil {
+		res.Prompt, res.Output = est, out
+	}
 	w.r.log.Info("probe at the edge: every route's budget refused; calling the one that frees soonest", "chain", w.ch.Name, "route", rt.ID)
 	w.launch(ticket{route: rt, req: fitted, cut: cut, res: res, probe: true}, false)
 	return true

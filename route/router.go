@@ -382,7 +382,7 @@ func (r *Router) finishOK(w *walk, win *outcome, u llm.Usage, known bool, h http
 	}
 	if r.budget != nil {
 		if win.res != nil {
-			_ = r.budget.Settle(bctx, win.res, u.PromptTokens+u.CompletionTokens, known)
+			_ = r.budget.Settle(bctx, win.res, win.res.Charged(u.PromptTokens, u.CompletionTokens), known)
 			if sz, ok := r.budget.(sizer); ok && known {
 				sz.LearnAnswer(win.res, u.PromptTokens, u.CompletionTokens)
 			}

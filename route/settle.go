@@ -129,7 +129,7 @@ func (w *walk) book(o *outcome, v failure.Verdict, made rest.Rest) {
 	if sp := o.spent; sp != nil {
 		// A stream's part that broke after text: its own tokens (issue 33).
 		a.TokensIn, a.TokensOut, a.TokensEstimated = sp.in, sp.out, !sp.known
-		used, known = sp.in+sp.out, sp.known
+		used, known = o.res.Charged(sp.in, sp.out), sp.known
 	}
 	ctx := w.background()
 	if ev, ok := r.budget.(evidence); ok && (v.Class == failure.RateMinute || v.Class == failure.RateDay) {

@@ -238,7 +238,7 @@ func (w *walk) invalid(o *outcome, vs typed.Violations) {
 	if r.budget != nil {
 		ctx := w.background()
 		if o.res != nil {
-			_ = r.budget.Settle(ctx, o.res, u.PromptTokens+u.CompletionTokens, o.resp.UsageKnown)
+			_ = r.budget.Settle(ctx, o.res, o.res.Charged(u.PromptTokens, u.CompletionTokens), o.resp.UsageKnown)
 		}
 		if o.resp.Header != nil {
 			_ = r.budget.Observe(ctx, rt, o.resp.Header)
