@@ -23,10 +23,10 @@ import (
 // average 60.5, where thirteen 5-second slots held it to one per 62.5
 // (the evaluation batch of tools/sim: Cerebras, bound by its 30 requests a
 // minute, answered 280 where the naive loop's 429s found room for 300;
-// then 293, and 300 once pacing stopped holding it back: docs/SIM.md). A
-// Redis window reads three keys whatever its slots (redisstore)
-// and sums its slots again once a slot, so 1-second slots cost the shared
-// store one read of 61 keys a second per busy window.
+// then 293, and 300 once pacing stopped holding it back; docs/SIM.md has
+// today's figures). A Redis window reads three keys whatever its slots
+// (redisstore) and sums its slots again once a slot, so 1-second slots
+// cost the shared store one read of 61 keys a second per busy window.
 const (
 	minuteSlot   = time.Second
 	minuteSlots  = 60
