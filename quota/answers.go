@@ -39,8 +39,8 @@ import (
 // A provider whose limiter charges a request its max_tokens (or the
 // model's longest answer) when it arrives, as Cerebras's does
 // (docs/PROVIDERS.md, "Cerebras"), is reserved for as it charges: its
-// answers' size is not used there, only its prompts' count, and Settle
-// gives none of the charge back when the answer is shorter.
+// answers' size is not used there, only its prompts' count, and its call
+// is settled at what it charged (Reservation.Charged), not at its answer.
 //
 // Until learnAfter answers were seen, the guesses above stand. A request
 // larger than its reservation is caught by the provider's own count (its

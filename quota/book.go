@@ -147,6 +147,9 @@ type Reservation struct {
 // minute: Cerebras, bound by its 60,000 tokens a minute, answered 254 where
 // the naive loop answered 297 (the evaluation batch of tools/sim, seed 2).
 // Settled with the charge, its count is the provider's to the token.
+// Without max_tokens, Output is what was reserved for the answer (the
+// route's longest, or 1,024): the provider's own estimate is unknown, and
+// that errs on the side of its limit.
 func (res *Reservation) Charged(prompt, completion int) int {
 	if res != nil && res.upFront && res.Output > 0 {
 		return prompt + res.Output
