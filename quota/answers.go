@@ -164,15 +164,3 @@ func (b *Book) Sizes(est, maxTokens int, r *config.Route) (prompt, output int) {
 	}
 	return prompt, output
 }
-
-// ExpectedOutput is the answer part of Sizes.
-func (b *Book) ExpectedOutput(maxTokens int, r *config.Route) int {
-	_, out := b.Sizes(0, maxTokens, r)
-	return out
-}
-
-// PromptTokens is the prompt part of Sizes.
-func (b *Book) PromptTokens(est int, r *config.Route) int {
-	in, _ := b.Sizes(est, 0, r)
-	return in
-}

@@ -25,8 +25,8 @@ func TestSizesLearned(t *testing.T) {
 	answer := func(rt *config.Route, maxTokens, prompt, size int) {
 		t.Helper()
 		clk.Advance(time.Minute) // a window of its own
-		out := b.ExpectedOutput(maxTokens, rt)
-		in := b.PromptTokens(est, rt)
+		out := b.expectedOutput(maxTokens, rt)
+		in := b.promptTokens(est, rt)
 		res := mustReserve(t, b, rt, in+out, 0)
 		res.Prompt, res.Output = est, out
 		if err := b.Settle(context.Background(), res, prompt+size, true); err != nil {
@@ -37,29 +37,29 @@ func TestSizesLearned(t *testing.T) {
 	for i := range learnAfter - 1 {
 		answer(r, 0, 1620, 200+i%3*100)
 	}
-	if got := b.ExpectedOutput(0, r); got != defaultOutput {
+	if got := b.expectedOutput(0, r); got != defaultOutput {
 		t.Fatalf("after %d answers: expected output %d, want the default %d until %d answers", learnAfter-1, got, defaultOutput, learnAfter)
 	}
-	if got := b.PromptTokens(est, r); got != est {
+	if got := b.promptTokens(est, r); got != est {
 		t.Fatalf("after %d answers: prompt counted %d, want the estimate %d until %d answers", learnAfter-1, got, est, learnAfter)
 	}
 	answer(r, 0, 1620, 300)
-	if got := b.ExpectedOutput(0, r); got < 300 || got > 500 {
+	if got := b.expectedOutput(0, r); got < 300 || got > 500 {
 		t.Errorf("after %d answers of 200 to 400 tokens: expected output %d, want about their 90th percentile (300 to 500)", learnAfter, got)
 	}
-	if got := b.ExpectedOutput(2000, r); got > 500 {
+	if got := b.expectedOutput(2000, r); got > 500 {
 		t.Errorf("with max_tokens 2000: expected output %d, want the answers' size (at most 500)", got)
 	}
-	if got := b.ExpectedOutput(150, r); got != 150 {
+	if got := b.expectedOutput(150, r); got != 150 {
 		t.Errorf("with max_tokens 150: expected output %d, want 150", got)
 	}
-	if got := b.PromptTokens(est, r); got != 1620 {
+	if got := b.promptTokens(est, r); got != 1620 {
 		t.Errorf("a provider counting 1,620 for an estimate of 1,800: prompt counted %d, want 1620", got)
 	}
-	if got, want := b.ExpectedOutput(0, other), defaultOutput; got != want {
+	if got, want := b.expectedOutput(0, other), defaultOutput; got != want {
 		t.Errorf("a route that never answered: expected output %d, want %d", got, want)
 	}
-	if got := b.PromptTokens(est, other); got != est {
+	if got := b.promptTokens(est, other); got != est {
 		t.Errorf("a route that never answered: prompt counted %d, want %d", got, est)
 	}
 
@@ -68,7 +68,7 @@ func TestSizesLearned(t *testing.T) {
 	fitted := func(bk *Book) int {
 		n := 0
 		for {
-			if _, err := bk.Reserve(context.Background(), r, bk.PromptTokens(est, r)+bk.ExpectedOutput(0, r), 0); err != nil {
+			if _, err := bk.Reserve(context.Background(), r, bk.promptTokens(est, r)+bk.expectedOutput(0, r), 0); err != nil {
 				return n
 			}
 			n++
@@ -89,10 +89,10 @@ func TestSizesLearned(t *testing.T) {
 	for range 64 {
 		answer(r, 0, 2200, 900)
 	}
-	if got := b.ExpectedOutput(0, r); got < 900 {
+	if got := b.expectedOutput(0, r); got < 900 {
 		t.Errorf("after answers of 900 tokens: expected output %d, want at least 900", got)
 	}
-	if got := b.PromptTokens(est, r); got < 2200 {
+	if got := b.promptTokens(est, r); got < 2200 {
 		t.Errorf("a provider counting 2,200 for an estimate of 1,800: prompt counted %d, want at least 2200", got)
 	}
 }
@@ -110,13 +110,13 @@ func TestSizesNotLearnedWhereChargedUpFront(t *testing.T) {
 		res.Prompt, res.Output = 1800, 400
 		b.LearnAnswer(res, 1620, 100)
 	}
-	if got := b.ExpectedOutput(400, r); got != 400 {
+	if got := b.expectedOutput(400, r); got != 400 {
 		t.Errorf("cerebras, max_tokens 400, answers of 100: expected output %d, want 400", got)
 	}
-	if got := b.ExpectedOutput(0, r); got != defaultOutput {
+	if got := b.expectedOutput(0, r); got != defaultOutput {
 		t.Errorf("cerebras, no max_tokens: expected output %d, want %d", got, defaultOutput)
 	}
-	if got := b.PromptTokens(1800, r); got != 1620 {
+	if got := b.promptTokens(1800, r); got != 1620 {
 		t.Errorf("cerebras: prompt counted %d, want 1620 as it counts prompts", got)
 	}
 }
@@ -143,7 +143,7 @@ func TestSizesFirstAnswerFades(t *testing.T) {
 		}
 		b.LearnAnswer(res, 1000, size)
 	}
-	if got := b.ExpectedOutput(0, r); got > 400 {
+	if got := b.expectedOutput(0, r); got > 400 {
 		t.Errorf("after one answer of 600 tokens and twenty of 200: expected output %d, want at most 400 (the mean is 219)", got)
 	}
 }
@@ -175,4 +175,16 @@ func TestSettleKeepsAnUpFrontCharge(t *testing.T) {
 			t.Errorf("cerebras: 790 charged (the prompt counted and max_tokens), then 210 in a minute of 1,000: %v, want it to fit", err)
 		}
 	}
+}
+
+// expectedOutput is the answer part of Sizes.
+func (b *Book) expectedOutput(maxTokens int, r *config.Route) int {
+	_, out := b.Sizes(0, maxTokens, r)
+	return out
+}
+
+// promptTokens is the prompt part of Sizes.
+func (b *Book) promptTokens(est int, r *config.Route) int {
+	in, _ := b.Sizes(est, 0, r)
+	return in
 }

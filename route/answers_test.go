@@ -28,7 +28,7 @@ chains:
 	s.emu.AddModel("groq", emulator.Model{ID: "m1"})
 	rt := s.plan.Routes["groq/m1"]
 	for i := range 16 {
-		if got := s.budget.ExpectedOutput(0, rt); got != 1024 {
+		if got := outputOf(s.budget.Sizes(0, 0, rt)); got != 1024 {
 			t.Fatalf("after %d answers: a request without max_tokens counts %d answer tokens, want 1024", i, got)
 		}
 		if a := s.ask("answer"); a.err != nil {
@@ -36,14 +36,17 @@ chains:
 		}
 		s.clk.Advance(time.Minute)
 	}
-	if got := s.budget.ExpectedOutput(0, rt); got < 64 || got >= 1024 {
+	if got := outputOf(s.budget.Sizes(0, 0, rt)); got < 64 || got >= 1024 {
 		t.Errorf("after 16 answers of the emulator's size: a request without max_tokens counts %d answer tokens, want the answers' size (64 to 1023)", got)
 	}
-	if got := s.budget.ExpectedOutput(2000, rt); got >= 1024 {
+	if got := outputOf(s.budget.Sizes(0, 2000, rt)); got >= 1024 {
 		t.Errorf("with max_tokens 2000: counts %d, want the answers' size", got)
 	}
 	est := quota.Estimate(question(emutest.Question))
-	if got := s.budget.PromptTokens(est, rt); got == est {
+	if got := promptOf(s.budget.Sizes(est, 0, rt)); got == est {
 		t.Errorf("the emulator counts prompts as four bytes a token, not as Estimate does, yet the prompt is still counted at the estimate %d", est)
 	}
 }
+
+func promptOf(prompt, _ int) int { return prompt }
+func outputOf(_, output int) int { return output }
