@@ -264,10 +264,17 @@ func (s *Snapshot) cost(rt *config.Route, tokens int) float64 {
 	if left <= 0 {
 		return math.Inf(1)
 	}
+	return s.size(rp, tokens) / left
+}
+
+// size is what a request of tokens counts of rp's cap, in requests: one
+// on a cap counted in requests, its tokens in average requests on a cap
+// counted in tokens.
+func (s *Snapshot) size(rp *RoutePace, tokens int) float64 {
 	if rp.TokenCap && s.Tokens > 0 && tokens > 0 {
-		return float64(tokens) / (left * s.Tokens)
+		return float64(tokens) / s.Tokens
 	}
-	return 1 / left
+	return 1
 }
 
 // Picked notes that route rt of chain ch was reserved for a request: the
@@ -513,11 +520,7 @@ func (s *Snapshot) held(id string, tokens int) bool {
 	if rp == nil {
 		return false
 	}
-	n := 1.0
-	if rp.TokenCap && s.Tokens > 0 && tokens > 0 {
-		n = float64(tokens) / s.Tokens
-	}
-	return rp.heldFor(n)
+	return rp.heldFor(s.size(rp, tokens))
 }
 
 // refresh works out ch's forecast and keeps it.
