@@ -108,7 +108,7 @@ func (u upstream) Chat(ctx context.Context, call provider.Call) (*llm.Response, 
 	d := u.d
 	d.mu.Lock()
 	d.calling++
-	if t, ok := ctx.Value(trackKey{}).(*track); ok {
+	if t := trackOf(ctx); t != nil {
 		t.busy = false
 	}
 	d.mu.Unlock()
