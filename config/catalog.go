@@ -180,7 +180,7 @@ func (p *Plan) CatalogNotes(now time.Time) []CatalogNote {
 				seen[pr.Name] = true
 				out = append(out, presetNotes(pr.Name, preset, now)...)
 			}
-			if m, ok := preset.model(r.Model); ok && m.Status != StatusActive && !seen[r.ID] {
+			if m, ok := preset.Model(r.Model); ok && m.Status != StatusActive && !seen[r.ID] {
 				seen[r.ID] = true
 				verb := "was retired by " + pr.Name + " on " + m.Retired
 				if m.Status == StatusPaidOnly {

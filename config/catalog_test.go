@@ -56,7 +56,7 @@ func TestEveryPresetChecked(t *testing.T) {
 				t.Errorf("%s/%s: instead %q names no preset", p.Name, m.ID, m.Instead)
 				continue
 			}
-			im, ok := ip.model(model)
+			im, ok := ip.Model(model)
 			if (!ok && !ip.acceptsAny(model)) || im.Status != StatusActive || ip.Checked.Status == StatusRetired {
 				t.Errorf("%s/%s: instead %q is not an offered route", p.Name, m.ID, m.Instead)
 			}
@@ -64,7 +64,7 @@ func TestEveryPresetChecked(t *testing.T) {
 	}
 	for route := range modelStatuses {
 		prov, model, _ := strings.Cut(route, "/")
-		if _, ok := cat[prov].model(model); !ok {
+		if _, ok := cat[prov].Model(model); !ok {
 			t.Errorf("status for %s, a model no preset lists", route)
 		}
 	}

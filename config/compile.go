@@ -37,7 +37,7 @@ func (l *loader) modelSpec(st *provState, id string) (spec modelSpec, known bool
 		spec.timeout = time.Duration(*st.cfg.Timeout)
 	}
 	if st.preset != nil {
-		if pm, ok := st.preset.model(id); ok {
+		if pm, ok := st.preset.Model(id); ok {
 			known = true
 			spec.limits, spec.maxContext, spec.maxOutput = pm.Limits, pm.MaxContext, pm.MaxOutput
 			spec.reasoning, spec.prefix, spec.canonical = pm.Reasoning, pm.Prefix, pm.Canonical

@@ -153,8 +153,8 @@ func LookupPreset(name string) (Preset, bool) {
 	return p, ok
 }
 
-// model returns the preset's entry for id.
-func (p Preset) model(id string) (PresetModel, bool) {
+// Model returns the preset's entry for model id.
+func (p Preset) Model(id string) (PresetModel, bool) {
 	for _, m := range p.Models {
 		if m.ID == id {
 			return m, true
@@ -166,7 +166,7 @@ func (p Preset) model(id string) (PresetModel, bool) {
 // schemaOf returns what the model id can do for a typed answer: its own
 // Schema, else the preset's.
 func (p Preset) schemaOf(id string) string {
-	if m, ok := p.model(id); ok && m.Schema != "" {
+	if m, ok := p.Model(id); ok && m.Schema != "" {
 		return m.Schema
 	}
 	return p.Schema

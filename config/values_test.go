@@ -189,8 +189,8 @@ func TestPresets(t *testing.T) {
 	}
 	g, _ := LookupPreset("groq")
 	c, _ := LookupPreset("cerebras")
-	gm, _ := g.model("openai/gpt-oss-120b")
-	cm, _ := c.model("gpt-oss-120b")
+	gm, _ := g.Model("openai/gpt-oss-120b")
+	cm, _ := c.Model("gpt-oss-120b")
 	if gm.Canonical != "gpt-oss-120b" || cm.Canonical != "gpt-oss-120b" {
 		t.Errorf("gpt-oss-120b canonical names differ: %q, %q", gm.Canonical, cm.Canonical)
 	}
@@ -221,7 +221,7 @@ func TestMoreFreePresets(t *testing.T) {
 			t.Errorf("sambanova %s limits = %+v, want 20 RPM / 20 RPD / 200000 TPD", m.ID, m.Limits)
 		}
 	}
-	if m, ok := sn.model("gpt-oss-120b"); !ok || m.Canonical != "gpt-oss-120b" {
+	if m, ok := sn.Model("gpt-oss-120b"); !ok || m.Canonical != "gpt-oss-120b" {
 		t.Errorf("sambanova gpt-oss-120b = %+v, %v; want canonical gpt-oss-120b", m, ok)
 	}
 	z, ok := LookupPreset("zai")

@@ -103,10 +103,8 @@ func saidScope(p *config.Plan, scope string) (name string, limits, preset config
 		return "", config.Limits{}, config.Limits{}, false
 	}
 	if ps, found := config.LookupPreset(r.Provider.Preset); found {
-		for _, m := range ps.Models {
-			if m.ID == r.Model {
-				preset = m.Limits
-			}
+		if m, ok := ps.Model(r.Model); ok {
+			preset = m.Limits
 		}
 	}
 	return scope, r.Limits, preset, true
