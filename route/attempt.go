@@ -261,8 +261,7 @@ func (w *walk) open(t ticket, hedge bool) *outcome {
 	o := &outcome{route: t.route, ctx: ctx, cancel: cancel, res: t.res, start: now, hedge: hedge, cut: joinCut(w.kept, t.cut), retry: t.retry, req: t.req, probe: t.probe}
 	o.timer = w.r.clock.AfterFunc(timeout, func() { cancel(cause) })
 	w.inflight[t.route] = o
-	w.started++
-	w.called()
+	w.started++ // a typed walk's calls too (typedSpent)
 	w.lastLaunch = now
 	w.noHedge = false
 	return o

@@ -69,7 +69,6 @@ type typing struct {
 	gaps    map[string][]string            // by provider: the schema's keywords it cannot take
 	invalid int                            // invalid answers so far
 	last    typed.Violations               // the last invalid answer's
-	calls   int                            // upstream calls made so far
 	max     int                            // the most calls it may make (Chain.TypedCalls)
 	mender  *config.Route                  // the one route repairs are asked of, once chosen
 	capped  bool                           // the walk stopped at max calls
@@ -102,21 +101,14 @@ func (w *walk) typeCheck() error {
 // and notes once, for the error, that it stopped for that.
 func (w *walk) typedSpent() bool {
 	t := w.typed
-	if t == nil || t.calls < t.max {
+	if t == nil || w.started < t.max {
 		return false
 	}
 	if !t.capped {
 		t.capped = true
-		w.failures = append(w.failures, Skip{Reason: fmt.Sprintf("a typed request spends at most %d calls (typed_calls), and %d were spent", t.max, t.calls)})
+		w.failures = append(w.failures, Skip{Reason: fmt.Sprintf("a typed request spends at most %d calls (typed_calls), and %d were spent", t.max, w.started)})
 	}
 	return true
-}
-
-// called counts an upstream call of a typed walk.
-func (w *walk) called() {
-	if w.typed != nil {
-		w.typed.calls++
-	}
 }
 
 // canType reports whether rt may take the typed request: on a chain that
@@ -306,7 +298,7 @@ func (w *walk) typedError() error {
 		return nil
 	}
 	if t.invalid > 0 {
-		return &InvalidAnswerError{Chain: w.ch.Name, Invalid: t.invalid, Violations: t.last, Calls: t.calls, MaxCalls: t.max}
+		return &InvalidAnswerError{Chain: w.ch.Name, Invalid: t.invalid, Violations: t.last, Calls: w.started, MaxCalls: t.max}
 	}
 	if n := len(t.unable); n == 0 || n+w.tooLarge+w.unsup.n < len(w.order)-w.countDisabled() {
 		return nil
