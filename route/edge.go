@@ -129,8 +129,8 @@ func (w *walk) probeEdge() bool {
 	if fitted != w.req {
 		est = quota.Estimate(fitted)
 	}
-	in, out := w.r.sizes(est, fitted.MaxTokens, rt) // as pick counts it
-	res := eb.ReserveProbe(rt, quota.AddTokens(in, out))
+	out := quota.ExpectedOutput(fitted.MaxTokens, rt)
+	res := eb.ReserveProbe(rt, quota.AddTokens(est, out))
 	if res != nil {
 		res.Prompt, res.Output = est, out
 	}
