@@ -122,7 +122,7 @@ func (e *Emulator) admit(c *call) {
 		c.setAnswer(step)
 	}
 	tokens := c.prompt + c.completion
-	if c.chargesUpFront() {
+	if c.checksMaxTokens() {
 		tokens = c.prompt + c.maxTokens
 	}
 
@@ -362,4 +362,25 @@ func flavorRPD(flavor string) int {
 // the answer.
 func (c *call) chargesUpFront() bool {
 	return c.prov.Flavor == FlavorCerebras && c.maxTokens > 0
+}
+
+// checksMaxTokens reports whether the call is admitted by its prompt and
+// max_tokens against the token limits: on Cerebras, which also charges so
+// (chargesUpFront), and on Groq, which reserves a request's prompt and
+// max_tokens when it arrives and then counts what the answer cost ("the
+// reservation is set by prompt + max_tokens against an 8000 TPM rolling
+// window": a max_tokens of 8,192 was refused as "Request too large ...
+// Limit 8000" whatever the prompt,
+// https://github.com/maplibre/maplibre-agent-skills/pull/63; its 429s name
+// a count used above the limit, "Limit 5000, Used 5747",
+// https://github.com/crewAIInc/crewAI/issues/494, which only a charge
+// after admission gives). No server can check a call by the answer it has
+// not written yet. Without max_tokens the provider's own estimate is
+// unknown, and the emulator checks the answer.
+func (c *call) checksMaxTokens() bool {
+	switch c.prov.Flavor {
+	case FlavorCerebras, FlavorGroq:
+		return c.maxTokens > 0
+	}
+	return false
 }

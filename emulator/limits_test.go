@@ -272,3 +272,30 @@ func TestCerebrasChargesMaxTokensUpFront(t *testing.T) {
 		t.Errorf("a call without max_tokens: status %d, remaining %q; want 200 and 172 (its 26 tokens charged)", r.status, r.header.Get("x-ratelimit-remaining-tokens-minute"))
 	}
 }
+
+// TestGroqAdmitsByMaxTokens: Groq admits a request by its prompt and
+// max_tokens against its tokens a minute, then counts what the answer cost
+// (the emulator's checksMaxTokens): a call whose answer would fit is
+// refused when its max_tokens does not, and one asking more than the whole
+// minute is too large.
+func TestGroqAdmitsByMaxTokens(t *testing.T) {
+	v := newEnv(t)
+	// Prompt "Hi" is 1 token; the answer 100 bytes is 25 tokens.
+	v.add(FlavorGroq, Model{ID: "m", Answer: strings.Repeat("x", 100), Limits: Limits{TPM: 1000}})
+	r := v.chat(FlavorGroq, "m", `,"max_tokens":400`)
+	if r.status != 200 {
+		t.Fatalf("first call: %d %s", r.status, r.body)
+	}
+	if got := r.header.Get("x-ratelimit-remaining-tokens"); got != "974" {
+		t.Errorf("after a call of 1 prompt token answered in 25: remaining tokens %q, want 974 (the answer counted, not max_tokens)", got)
+	}
+	if r := v.chat(FlavorGroq, "m", `,"max_tokens":980`); r.status != 429 || !strings.Contains(r.body, "tokens per minute") {
+		t.Errorf("a call asking 980 with 974 left, whose 25-token answer would fit: %d %s, want a 429 on tokens per minute", r.status, r.body)
+	}
+	if r := v.chat(FlavorGroq, "m", `,"max_tokens":2000`); r.status == 200 || !strings.Contains(r.body, "too large") {
+		t.Errorf("a call asking 2,000 of a 1,000-token minute: %d %s, want refused as too large", r.status, r.body)
+	}
+	if r := v.chat(FlavorGroq, "m", `,"max_tokens":900`); r.status != 200 || r.header.Get("x-ratelimit-remaining-tokens") != "948" {
+		t.Errorf("a call asking 900 with 974 left: %d, remaining %q; want 200 and 948", r.status, r.header.Get("x-ratelimit-remaining-tokens"))
+	}
+}
