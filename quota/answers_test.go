@@ -8,18 +8,19 @@ import (
 	"github.com/tollfree/tollfree/config"
 )
 
-// TestSizesLearned: until a route has answered learnAfter times, a
-// reservation counts Estimate's prompt and max_tokens (or 1,024); then
-// about the 90th percentile of its answers where that is smaller, and the
-// prompt as its provider counts it against the estimate (here 10% fewer),
-// so that a route bound by its tokens a minute takes the calls that fit.
-// Another route is left alone; longer answers and a provider counting more
-// than the estimate raise the reservation again.
+// TestSizesLearned: until a route has answered learnRatioAfter times, a
+// reservation counts Estimate's prompt, then the prompt as its provider
+// counts it against the estimate (here 10% fewer); until it has answered
+// learnAfter times, max_tokens (or 1,024), then about the 90th percentile
+// of its answers where that is smaller, so that a route bound by its
+// tokens a minute takes the calls that fit. Another route is left alone;
+// longer answers and a provider counting more than the estimate raise the
+// reservation again.
 func TestSizesLearned(t *testing.T) {
 	b, _, clk := newTestBook(t0)
-	p := testProvider("groq", config.Limits{}, utcMidnight)
-	r := testRoute("groq/a", p, config.Limits{TPM: 8000})
-	other := testRoute("groq/b", p, config.Limits{TPM: 8000})
+	p := testProvider("mistral", config.Limits{}, utcMidnight)
+	r := testRoute("mistral/a", p, config.Limits{TPM: 8000})
+	other := testRoute("mistral/b", p, config.Limits{TPM: 8000})
 
 	const est = 1800 // the prompt as Estimate counts it
 	answer := func(rt *config.Route, maxTokens, prompt, size int) {
@@ -34,14 +35,21 @@ func TestSizesLearned(t *testing.T) {
 		}
 		b.LearnAnswer(res, prompt, size)
 	}
-	for i := range learnAfter - 1 {
+	for i := range learnRatioAfter - 1 {
+		answer(r, 0, 1620, 200+i%3*100)
+	}
+	if got := b.promptTokens(est, r); got != est {
+		t.Fatalf("after %d answers: prompt counted %d, want the estimate %d until %d answers", learnRatioAfter-1, got, est, learnRatioAfter)
+	}
+	answer(r, 0, 1620, 200)
+	if got := b.promptTokens(est, r); got != 1620 {
+		t.Errorf("after %d answers, a provider counting 1,620 for an estimate of 1,800: prompt counted %d, want 1620", learnRatioAfter, got)
+	}
+	for i := learnRatioAfter; i < learnAfter-1; i++ {
 		answer(r, 0, 1620, 200+i%3*100)
 	}
 	if got := b.expectedOutput(0, r); got != defaultOutput {
 		t.Fatalf("after %d answers: expected output %d, want the default %d until %d answers", learnAfter-1, got, defaultOutput, learnAfter)
-	}
-	if got := b.promptTokens(est, r); got != est {
-		t.Fatalf("after %d answers: prompt counted %d, want the estimate %d until %d answers", learnAfter-1, got, est, learnAfter)
 	}
 	answer(r, 0, 1620, 300)
 	if got := b.expectedOutput(0, r); got < 300 || got > 500 {
@@ -118,6 +126,62 @@ func TestSizesNotLearnedWhereChargedUpFront(t *testing.T) {
 	}
 	if got := b.promptTokens(1800, r); got != 1620 {
 		t.Errorf("cerebras: prompt counted %d, want 1620 as it counts prompts", got)
+	}
+}
+
+// TestSizesWhereAdmittedByMaxTokens: Groq admits a request by its prompt
+// and max_tokens, then counts the answer: a request with max_tokens is
+// reserved for at max_tokens whatever its answers cost, one without at the
+// size of its answers, and it settles at what the answer cost.
+func TestSizesWhereAdmittedByMaxTokens(t *testing.T) {
+	b, _, _ := newTestBook(t0)
+	p := testProvider("groq", config.Limits{}, utcMidnight)
+	r := testRoute("groq/openai/gpt-oss-120b", p, config.Limits{TPM: 1000000})
+	var res *Reservation
+	for range 2 * learnAfter {
+		res = mustReserve(t, b, r, 1800+400, 0)
+		res.Prompt, res.Output = 1800, 400
+		b.LearnAnswer(res, 1620, 100)
+	}
+	if got := b.expectedOutput(400, r); got != 400 {
+		t.Errorf("groq, max_tokens 400, answers of 100: expected output %d, want 400, as Groq admits the request", got)
+	}
+	if got := b.expectedOutput(0, r); got > 200 {
+		t.Errorf("groq, no max_tokens, answers of 100: expected output %d, want the answers' size", got)
+	}
+	if got := res.Charged(1620, 100); got != 1720 {
+		t.Errorf("groq: a call of 1,620 prompt tokens answered in 100 charged %d, want 1720", got)
+	}
+}
+
+// TestPromptCountedByTheHighestRecentRatio: a provider whose count of a
+// prompt against the estimate varies (by the prompt's length, by its
+// text) is reserved for at the highest of its recent counts, not their
+// mean: a reservation below the provider's count passes a call it
+// refuses, and a minute's 429 rests the route for 20 seconds.
+func TestPromptCountedByTheHighestRecentRatio(t *testing.T) {
+	b, _, _ := newTestBook(t0)
+	p := testProvider("mistral", config.Limits{}, utcMidnight)
+	r := testRoute("mistral/a", p, config.Limits{TPM: 1000000})
+	for i := range learnAfter {
+		res := mustReserve(t, b, r, 1000+400, 0)
+		res.Prompt, res.Output = 1000, 400
+		prompt := 880
+		if i == learnAfter/2 {
+			prompt = 930
+		}
+		b.LearnAnswer(res, prompt, 100)
+	}
+	if got := b.promptTokens(1000, r); got < 930 {
+		t.Errorf("a provider counting 880 and once 930 for an estimate of 1,000: prompt counted %d, want at least 930", got)
+	}
+	for range learnAfter {
+		res := mustReserve(t, b, r, 1000+400, 0)
+		res.Prompt, res.Output = 1000, 400
+		b.LearnAnswer(res, 880, 100)
+	}
+	if got := b.promptTokens(1000, r); got > 900 {
+		t.Errorf("after %d more answers counted 880: prompt counted %d, want the 930 forgotten (at most 900)", learnAfter, got)
 	}
 }
 
