@@ -63,23 +63,23 @@ func testSlidingMinute(t *testing.T, b *Book, clk *clock.Fake) {
 			mustReserve(t, b, r, 0, 0)
 		}
 	}
-	// The minute is summed over sixty-one 1-second slots, so that it never
-	// covers less than a provider's true minute: a slot drops out 61 s
+	// The minute is summed over 241 quarter-second slots, so that it never
+	// covers less than a provider's true minute: a slot drops out 60.25 s
 	// after it began.
 	clk.Set(t0.Add(25 * time.Second))
 	ex := refused(t, b, r, 0, 0)
-	if want := t0.Add(61 * time.Second); ex.Limit != "rpm" || !ex.Until.Equal(want) {
+	if want := t0.Add(60250 * time.Millisecond); ex.Limit != "rpm" || !ex.Until.Equal(want) {
 		t.Errorf("31st request: got %s until %v, want rpm until %v", ex.Limit, ex.Until, want)
 	}
-	clk.Set(t0.Add(61*time.Second - time.Millisecond))
+	clk.Set(t0.Add(60250*time.Millisecond - time.Millisecond))
 	refused(t, b, r, 0, 0)
-	clk.Set(t0.Add(61 * time.Second)) // the first slot expires: its 10 come back
+	clk.Set(t0.Add(60250 * time.Millisecond)) // the first slot expires: its 10 come back
 	for range 10 {
 		mustReserve(t, b, r, 0, 0)
 	}
-	// The next counted slot began at 10 s: it drops out at 71 s.
+	// The next counted slot began at 10 s: it drops out at 70.25 s.
 	ex = refused(t, b, r, 0, 0)
-	if want := t0.Add(71 * time.Second); !ex.Until.Equal(want) {
+	if want := t0.Add(70250 * time.Millisecond); !ex.Until.Equal(want) {
 		t.Errorf("after refill: got until %v, want %v", ex.Until, want)
 	}
 }
@@ -90,7 +90,7 @@ func TestTokenWindowsSettle(t *testing.T) {
 	r := testRoute("groq/llama-3.1-8b-instant", testProvider("groq", config.Limits{}, utcMidnight), config.Limits{TPM: 6000, TPD: 20000})
 	res := mustReserve(t, b, r, 5000, 0)
 	ex := refused(t, b, r, 2000, 0)
-	if want := t0.Add(61 * time.Second); ex.Limit != "tpm" || !ex.Until.Equal(want) {
+	if want := t0.Add(60250 * time.Millisecond); ex.Limit != "tpm" || !ex.Until.Equal(want) {
 		t.Errorf("over TPM: got %s until %v, want tpm until %v", ex.Limit, ex.Until, want)
 	}
 	if err := b.Settle(ctx, res, 1200, true); err != nil {

@@ -14,9 +14,9 @@
 //
 // # Windows
 //
-// A per-minute budget is a sliding minute: sixty-one 1-second slots summed,
-// the current one only begun, so that it covers 60 to 61 seconds and never less
-// than a provider's true minute. A per-day budget follows the provider's own
+// A per-minute budget is a sliding minute: 241 quarter-second slots summed,
+// the current one only begun, so that it covers 60 to 60.25 seconds and never
+// less than a provider's true minute. A per-day budget follows the provider's own
 // clock (config.Reset): either a midnight in a time zone, where the day's one
 // slot is named by the local calendar date (so a 23-hour or 25-hour day
 // across a daylight-saving change is still exactly one day), or a rolling 24

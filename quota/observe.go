@@ -110,7 +110,7 @@ type reading struct {
 // A count therefore never drops below what was reserved: no reservation, in
 // flight or not, of this instance or another, is ever erased. A call the
 // provider never counted (one that failed before reaching it) stays counted,
-// and a minute window stays counted over its 60 to 61 seconds: both on the
+// and a minute window stays counted over its 60 to 60.25 seconds: both on the
 // safe side. Counting every reservation in flight as unseen may raise a
 // count by calls the provider had in fact seen; that raise is taken back by
 // the next response, whose target is lower. Another instance's reservations

@@ -13,18 +13,19 @@ import (
 // A route's spends differ from one Reserve to the next only in their
 // token amounts, and in their windows and limits only when a slot turns,
 // a day or month resets, or a limit is learned: every slot boundary and
-// reset falls on a whole second. Working them out (six windows, a day's
-// date in its zone, each limit checked against the learned ones) was a
-// third of a Reserve's own cost under load (issue 18, item 2). So each
-// route keeps its spends, as of one second, in a template, with each
-// counter's hash (state.Spend.KeyHash): a Reservation points to it and
-// applies its own tokens, and Reserve builds a new one when the second,
-// the chain's margin or the learned limits changed. A template never
-// changes once made: the reservations of its second share it.
+// reset falls on a boundary of a minute's slot (minuteSlot, the shortest).
+// Working them out (six windows, a day's date in its zone, each limit
+// checked against the learned ones) was a third of a Reserve's own cost
+// under load (issue 18, item 2). So each route keeps its spends, as of one
+// minute slot, in a template, with each counter's hash
+// (state.Spend.KeyHash): a Reservation points to it and applies its own
+// tokens, and Reserve builds a new one when the slot, the chain's margin or
+// the learned limits changed. A template never changes once made: the
+// reservations of its slot share it.
 
-// spendTmpl is route r's spends at one whole second, for one margin.
+// spendTmpl is route r's spends during one minute slot, for one margin.
 type spendTmpl struct {
-	sec    int64   // the unix second they hold for
+	slot   int64   // the minute slot they hold for (tmplSlotOf)
 	gen    uint64  // Book.learnedGen when they were made
 	margin float64 // the chain's margin they apply
 	n      int
@@ -78,22 +79,25 @@ func (c *tmplCache) slot(r *config.Route) *tmplSlot {
 	return s
 }
 
+// tmplSlotOf is the minute slot of now: a template holds for one.
+func tmplSlotOf(now time.Time) int64 { return floorDiv(now.UnixNano(), int64(minuteSlot)) }
+
 // template returns route r's spends at now under margin, token amounts
 // unset.
 func (b *Book) template(r *config.Route, margin float64, now time.Time) *spendTmpl {
 	slot := b.tmpls.slot(r)
-	sec, gen := now.Unix(), b.learnedGen.Load()
-	if t := slot.p.Load(); t != nil && t.sec == sec && t.gen == gen && t.margin == margin {
+	at, gen := tmplSlotOf(now), b.learnedGen.Load()
+	if t := slot.p.Load(); t != nil && t.slot == at && t.gen == gen && t.margin == margin {
 		return t
 	}
-	return b.makeTemplate(slot, r, margin, now, sec, gen)
+	return b.makeTemplate(slot, r, margin, now, at, gen)
 }
 
 // makeTemplate makes route r's template and keeps it in slot. Apart from
 // template, so that its frame (the scopes, the windows) is on the stack
-// once a second, not at every reservation.
-func (b *Book) makeTemplate(slot *tmplSlot, r *config.Route, margin float64, now time.Time, sec int64, gen uint64) *spendTmpl {
-	t := &spendTmpl{sec: sec, gen: gen, margin: margin}
+// once a slot, not at every reservation.
+func (b *Book) makeTemplate(slot *tmplSlot, r *config.Route, margin float64, now time.Time, at int64, gen uint64) *spendTmpl {
+	t := &spendTmpl{slot: at, gen: gen, margin: margin}
 	scArr, nsc := scopes(r)
 	for si, s := range scArr[:nsc] {
 		for k := kind(0); k < nKinds; k++ {

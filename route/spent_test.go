@@ -82,10 +82,10 @@ chains:
 		t.Fatalf("30 s later the store was asked %d times about groq/m1, want once", got-before)
 	}
 
-	// The minute's one request leaves the sliding window (sixty-one slots
-	// of 1 s) 61 s after it was made: groq/m1 answers again.
-	clk.Set(t0.Add(61 * time.Second))
-	ask("61 s later", "groq/m1")
+	// The minute's one request leaves the sliding window (241 slots of a
+	// quarter second) 60.25 s after it was made: groq/m1 answers again.
+	clk.Set(t0.Add(60250 * time.Millisecond))
+	ask("60.25 s later", "groq/m1")
 	if n := emu.Calls("groq", "m1"); n != 2 {
 		t.Fatalf("groq/m1 was called %d times, want 2", n)
 	}

@@ -6,9 +6,9 @@
 // snapshotted under the data folder, and state/redisstore, shared by every
 // instance through Redis.
 //
-// Counters are windows of slots. A per-minute budget is sixty-one 1-second
-// slots summed (a sliding minute: the current slot has only begun, so
-// sixty-one cover the last 60 to 61 seconds, never less than a provider's
+// Counters are windows of slots. A per-minute budget is 241 quarter-second
+// slots summed (a sliding minute: the current slot has only begun, so 241
+// cover the last 60 to 60.25 seconds, never less than a provider's
 // minute); a
 // per-day budget on a midnight reset is one slot named for the day; a
 // rolling day is 25 one-hour slots, for the same reason; an hour is seven
