@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -249,6 +250,21 @@ type counter struct {
 	key     string
 	slots   []slot
 	changed bool // listed in Store.changed
+	// win is the last window sum worked out (see sum), kept up to date by
+	// add: a busy minute of quarter-second slots holds 241 of them, and
+	// summing them at every spend of every request cost 1.6 µs a request
+	// on a gateway with every limit on (quota's BenchmarkRequestBudgetsBusy:
+	// 3.6 µs where 1-second slots cost 2.0); the window moves once a slot.
+	win windowSum
+}
+
+// windowSum is a counter's sum over the window of slots slots ending at
+// slot, true while no slot it counted has expired (until minExp). slots 0
+// is no sum.
+type windowSum struct {
+	slot, slots int64
+	sum         int64
+	minExp      int64
 }
 
 type slot struct {
@@ -259,8 +275,12 @@ type slot struct {
 
 // sum returns the total of the live slots in the window ending at sp.Slot.
 func (c *counter) sum(sp *state.Spend, now int64) int64 {
+	if w := &c.win; w.slots == int64(sp.Slots) && w.slot == sp.Slot && now < w.minExp {
+		return w.sum
+	}
 	first := sp.Slot - int64(sp.Slots) + 1
 	var sum int64
+	minExp := int64(math.MaxInt64)
 	for i := len(c.slots) - 1; i >= 0; i-- {
 		sl := &c.slots[i]
 		if sl.idx < first {
@@ -268,25 +288,45 @@ func (c *counter) sum(sp *state.Spend, now int64) int64 {
 		}
 		if sl.idx <= sp.Slot && sl.expires > now {
 			sum += sl.n
+			minExp = min(minExp, sl.expires)
 		}
 	}
+	c.win = windowSum{slot: sp.Slot, slots: int64(sp.Slots), sum: sum, minExp: minExp}
 	return sum
 }
 
-// add adds amount to slot idx and keeps it until expires.
+// add adds amount to slot idx and keeps it until expires. Expired slots
+// are dropped when the oldest has expired (a slot given a late add, a
+// settle, may outlive a newer one; an expired one left in between counts
+// for nothing, and an add to it starts it again from zero).
 func (c *counter) add(idx, amount, expires, now int64) {
-	c.dropExpired(now)
+	if len(c.slots) > 0 && c.slots[0].expires <= now {
+		c.dropExpired(now)
+	}
+	w := &c.win
+	inWin := w.slots > 0 && idx <= w.slot && idx > w.slot-w.slots
 	i := len(c.slots)
 	for i > 0 && c.slots[i-1].idx > idx {
 		i--
 	}
 	if i > 0 && c.slots[i-1].idx == idx {
 		sl := &c.slots[i-1]
+		if sl.expires <= now {
+			sl.n = 0
+			w.minExp = min(w.minExp, expires)
+		}
 		sl.n += amount
 		sl.expires = max(sl.expires, expires)
+		if inWin {
+			w.sum += amount
+		}
 		return
 	}
 	c.slots = slices.Insert(c.slots, i, slot{idx: idx, n: amount, expires: expires})
+	if inWin {
+		w.sum += amount
+		w.minExp = min(w.minExp, expires)
+	}
 }
 
 // dropExpired removes expired slots, keeping the slice's capacity.

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,4 +337,45 @@ func TestKeyHashNamesTheSameCounter(t *testing.T) {
 	}
 	s2 := open(t, Options{Dir: dir, Clock: clk})
 	checkSums(t, s2, []int64{8, 2}, rpm(101, 0, 0), hashed(rpd(0, 0, 0)))
+}
+
+// TestCounterSumKeptByAdd: a counter keeps its last window sum and adds
+// to it, so that a busy window is not summed again at every spend; the
+// kept sum is always what summing the live slots gives, whatever the
+// adds (late ones to older slots, negative ones, slots that expired and
+// are added to again) and however the window and the clock move.
+func TestCounterSumKeptByAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 31))
+	brute := func(c *counter, sp *state.Spend, now int64) int64 {
+		var sum int64
+		for _, sl := range c.slots {
+			if sl.idx > sp.Slot-int64(sp.Slots) && sl.idx <= sp.Slot && sl.expires > now {
+				sum += sl.n
+			}
+		}
+		return sum
+	}
+	for _, slots := range []int{1, 3, 61, 241} {
+		c := &counter{key: "k"}
+		const size = int64(250 * time.Millisecond)
+		now := int64(1_000_000) * size
+		for i := range 20000 {
+			now += rng.Int64N(size / 2)
+			cur := now / size
+			ttl := int64(slots+1) * size
+			if rng.IntN(10) == 0 {
+				ttl = rng.Int64N(int64(slots+2) * size) // an odd TTL, shorter than the window
+			}
+			idx := cur - rng.Int64N(int64(slots)+2) // now's slot, an older one, or one just out
+			amount := rng.Int64N(100) - 10
+			sp := &state.Spend{Key: "k", Slot: cur, Slots: slots}
+			if got, want := c.sum(sp, now), brute(c, sp, now); got != want {
+				t.Fatalf("%d slots, step %d: sum %d, want %d", slots, i, got, want)
+			}
+			c.add(idx, amount, now+ttl, now)
+			if got, want := c.sum(sp, now), brute(c, sp, now); got != want {
+				t.Fatalf("%d slots, step %d, after adding %d to slot %d (now's %d): sum %d, want %d", slots, i, amount, idx, cur, got, want)
+			}
+		}
+	}
 }
