@@ -122,7 +122,10 @@ func (e *Emulator) admit(c *call) {
 		c.setAnswer(step)
 	}
 	tokens := c.prompt + c.completion
-	if c.checksMaxTokens() {
+	switch {
+	case c.countsInputOnly():
+		tokens = c.prompt
+	case c.checksMaxTokens():
 		tokens = c.prompt + c.maxTokens
 	}
 
@@ -164,7 +167,10 @@ func (e *Emulator) admit(c *call) {
 	charged := 0
 	if c.kind.answers() {
 		charged = c.prompt + c.completion
-		if c.chargesUpFront() {
+		switch {
+		case c.countsInputOnly():
+			charged = c.prompt
+		case c.chargesUpFront():
 			charged = c.prompt + c.maxTokens
 		}
 	} else {
@@ -362,6 +368,15 @@ func flavorRPD(flavor string) int {
 // the answer.
 func (c *call) chargesUpFront() bool {
 	return c.prov.Flavor == FlavorCerebras && c.maxTokens > 0
+}
+
+// countsInputOnly reports whether the call's token limits count its
+// prompt alone: Gemini's free tier limits input tokens a minute (its 429
+// names the quota metric generate_content_free_tier_input_token_count, and
+// the free tier's published limits are RPM, RPD and input TPM,
+// docs/PROVIDERS.md, "Gemini"); an answer's tokens count in no window.
+func (c *call) countsInputOnly() bool {
+	return c.prov.Flavor == FlavorGemini
 }
 
 // checksMaxTokens reports whether the call is admitted by its prompt and

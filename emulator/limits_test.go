@@ -299,3 +299,21 @@ func TestGroqAdmitsByMaxTokens(t *testing.T) {
 		t.Errorf("a call asking 900 with 974 left: %d, remaining %q; want 200 and 948", r.status, r.header.Get("x-ratelimit-remaining-tokens"))
 	}
 }
+
+// TestGeminiCountsInputTokens: Gemini's tokens a minute count a call's
+// input alone (the emulator's countsInputOnly): ten calls of a 1-token
+// prompt fit a limit of 10 whatever their 100-token answers, and the
+// eleventh is refused on the input-token metric.
+func TestGeminiCountsInputTokens(t *testing.T) {
+	v := newEnv(t)
+	v.add(FlavorGemini, Model{ID: "gemma-3-27b-it", Answer: strings.Repeat("x", 400), Limits: Limits{TPM: 10}})
+	for i := range 10 {
+		if r := v.gemini(FlavorGemini, "gemma-3-27b-it", false, ""); r.status != 200 {
+			t.Fatalf("call %d of a 1-token prompt answered in 100 under 10 input tokens a minute: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := v.gemini(FlavorGemini, "gemma-3-27b-it", false, "")
+	if r.status != 429 || !strings.Contains(r.body, "generate_content_free_tier_input_token_count") {
+		t.Errorf("call 11: %d %s, want a 429 on the input-token metric", r.status, r.body)
+	}
+}

@@ -13,7 +13,7 @@ func BenchmarkRequestPath(b *testing.B) {
 	p := planOf(b, 24, "on")
 	ch := p.Chains["answer"]
 	for range 20 {
-		pc.Arrived(ch, 500)
+		pc.Arrived(ch, 500, 500)
 	}
 	if _, err := book.Reserve(context.Background(), ch.Routes[0], 500, 0); err != nil {
 		b.Fatal(err)
@@ -24,7 +24,7 @@ func BenchmarkRequestPath(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		pc.Arrived(ch, 500)
+		pc.Arrived(ch, 500, 500)
 		if out := pc.Order(ch, ch.Routes, 1000); out[0] != ch.Routes[1] {
 			b.Fatal("the capped route is not held")
 		}

@@ -64,6 +64,9 @@ type Pacer struct {
 	mu        sync.Mutex
 	pending   map[pendKey]*counts // demand not yet written
 	lastFlush time.Time
+	// input is, by chain, the weighted mean share of a request's tokens
+	// that is its prompt (see routeTokens).
+	input map[string]float64
 	chains    sync.Map // chain name -> *chainState, read without a lock
 
 	wg sync.WaitGroup
@@ -108,12 +111,12 @@ func (p *Pacer) state(chain string) *chainState {
 	return v.(*chainState)
 }
 
-// Arrived counts one request asking chain ch, of about tokens (its input
-// and the answer it may produce), in the chain's demand profile. It costs
-// a lock held for an add: the counts are written to the Store in batches,
-// off the request path, and the chain's forecast is worked out again on a
-// goroutine when it is older than refreshEvery.
-func (p *Pacer) Arrived(ch *config.Chain, tokens int) {
+// Arrived counts one request asking chain ch, of about tokens (its input,
+// prompt of them, and the answer it may produce), in the chain's demand
+// profile. It costs a lock held for an add: the counts are written to the
+// Store in batches, off the request path, and the chain's forecast is
+// worked out again on a goroutine when it is older than refreshEvery.
+func (p *Pacer) Arrived(ch *config.Chain, prompt, tokens int) {
 	if ch == nil || !ch.Pace {
 		return
 	}
@@ -123,6 +126,16 @@ func (p *Pacer) Arrived(ch *config.Chain, tokens int) {
 	c := p.pendingLocked(ch.Name, hour)
 	c.req++
 	c.tok += int64(max(tokens, 0))
+	if tokens > 0 {
+		x := min(float64(max(prompt, 0))/float64(tokens), 1)
+		if p.input == nil {
+			p.input = map[string]float64{}
+		}
+		if m, ok := p.input[ch.Name]; ok {
+			x = m + inputWeight*(x-m)
+		}
+		p.input[ch.Name] = x
+	}
 	flush := now.Sub(p.lastFlush) >= flushEvery
 	if flush {
 		p.lastFlush = now
@@ -533,6 +546,12 @@ func (p *Pacer) refresh(ch *config.Chain, cs *chainState) {
 		return // the last forecast stands
 	}
 	s := &Snapshot{At: now, Learned: pr.learned, PerHour: pr.perHour, Tokens: pr.tokens}
+	p.mu.Lock()
+	share, ok := p.input[ch.Name]
+	p.mu.Unlock()
+	if !ok {
+		share = 1
+	}
 	for _, rt := range ch.Routes {
 		if rt.Disabled {
 			continue
@@ -541,7 +560,7 @@ func (p *Pacer) refresh(ch *config.Chain, cs *chainState) {
 		if err != nil {
 			return
 		}
-		s.Routes = append(s.Routes, routePace(rt, left, pr.tokens, now))
+		s.Routes = append(s.Routes, routePace(rt, left, routeTokens(rt, pr.tokens, share), now))
 	}
 	s.index = make(map[string]int, len(s.Routes))
 	for i, rp := range s.Routes {
@@ -556,6 +575,24 @@ func (p *Pacer) refresh(ch *config.Chain, cs *chainState) {
 		}
 	}
 	cs.snap.Store(s)
+}
+
+// inputWeight is the weight of a request in the mean share of its tokens
+// that is its prompt: about the last 64 requests count.
+const inputWeight = 1.0 / 64
+
+// routeTokens is what a request of the chain's mean tokens, input of them
+// its prompt's share, counts against route rt's token limits: all of
+// them, or on a provider whose limits count input alone (Gemini) the
+// prompt's share (quota.Reserved). Gemma's 15,000 tokens a minute carry a
+// request's prompt, not its answer: counted with the answers, the forecast
+// would find it carrying fewer requests an hour than it does, by the
+// answers' share of the tokens, and give the day caps hours Gemma could
+// carry.
+func routeTokens(rt *config.Route, tokens, input float64) float64 {
+	prompt := int(math.Round(tokens * input))
+	out := int(math.Round(tokens)) - prompt
+	return max(float64(quota.Reserved(rt, prompt, out)), 1)
 }
 
 // routePace reads a route's windows: its tightest cap of a day or longer

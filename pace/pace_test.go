@@ -2,6 +2,7 @@ package pace_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -90,7 +91,7 @@ func day(t *testing.T, p *config.Plan) (capped int, snap *pace.Snapshot) {
 	clk, book, pc := startPacer(t)
 	ch := p.Chains["answer"]
 	for range 40 {
-		pc.Arrived(ch, 500)
+		pc.Arrived(ch, 500, 500)
 		pc.Refresh(ch)
 		for _, rt := range pc.Order(ch, ch.Routes, 1000) {
 			if _, err := book.Reserve(context.Background(), rt, 500, ch.Margin); err == nil {
@@ -177,7 +178,7 @@ chains:
 	ch := p.Chains["answer"]
 	tok, req := p.Routes["tok/m"], p.Routes["req/m"]
 	for range 40 { // a request a minute of 1,000 tokens: the caps bind
-		pc.Arrived(ch, 1000)
+		pc.Arrived(ch, 1000, 1000)
 		clk.Advance(time.Minute)
 	}
 	order := func(tokens int) string {
@@ -245,7 +246,7 @@ chains:
 	clk, book, pc := startPacer(t)
 	ch := p.Chains["answer"]
 	for range 40 { // 6:00 to 6:40 UTC, a request a minute: 60 an hour
-		pc.Arrived(ch, 1000)
+		pc.Arrived(ch, 1000, 1000)
 		clk.Advance(time.Minute)
 	}
 	for range 2 {
@@ -268,5 +269,51 @@ chains:
 	}
 	if len(got) != 2 || got[0] != "big/m" {
 		t.Errorf("order %v; want big/m first: it spent 2 of 100 with a third of its day's excess demand gone, within its pace", got)
+	}
+}
+
+// TestGeminiCarriesPromptsAlone: Gemini's tokens a minute count input
+// alone, so the forecast finds a Gemini route carrying as many requests an
+// hour as its limit holds of their prompts, not of their prompts and
+// answers: 15,000 tokens a minute carry 1,125 requests of 800 prompt
+// tokens and 200 of answer an hour, where another provider's carry 900.
+func TestGeminiCarriesPromptsAlone(t *testing.T) {
+	p := parsePlan(t, `
+roles: []
+providers:
+  gemini:
+    preset: gemini
+    api_key: ${K}
+    models:
+      gemma-3-27b-it: {rpm: 0, rpd: 0, tpm: 15000}
+  other:
+    base_url: http://127.0.0.1:1/v1
+    api_key: ${K}
+    models:
+      m: {tpm: 15000}
+chains:
+  answer:
+    routes: [gemini/gemma-3-27b-it, other/m]
+    fallback: {message: resting}
+`)
+	_, _, pc := startPacer(t)
+	ch := p.Chains["answer"]
+	for range 10 {
+		pc.Arrived(ch, 800, 1000)
+	}
+	pc.Refresh(ch)
+	s := pc.Snapshot("answer")
+	if s == nil || len(s.Routes) != 2 {
+		t.Fatalf("snapshot: %+v, want two routes", s)
+	}
+	for _, tc := range []struct {
+		route string
+		want  float64
+	}{{"gemini/gemma-3-27b-it", 1125}, {"other/m", 900}} {
+		for _, rp := range s.Routes {
+			if rp.Route == tc.route && math.Abs(rp.PerHour-tc.want) > 1 {
+				t.Errorf("%s carries %.0f requests an hour, want %.0f", tc.route, rp.PerHour, tc.want)
+			}
+		}
 	}
 }

@@ -28,7 +28,7 @@ func TestProfileSharedAndKept(t *testing.T) {
 		book := quota.New(quota.Options{Store: st, Clock: clk})
 		pc := pace.New(pace.Options{Store: st, Budget: book, Clock: clk})
 		for range 30 {
-			pc.Arrived(ch, 500)
+			pc.Arrived(ch, 500, 500)
 			clk.Advance(2 * time.Minute)
 		}
 		pc.Close()

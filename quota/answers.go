@@ -141,19 +141,57 @@ func (a *answerSizes) add(prompt, est, completion int) {
 	}
 }
 
-// chargesUpFront reports whether route r's provider counts a request's
-// max_tokens against its token limits when the request arrives, whatever
-// the answer then costs: Cerebras ("we estimate the total tokens the
-// request will consume by ... adding either the max_completion_tokens
-// parameter or an analyzed estimate for an upper bound of the output
-// tokens", https://inference-docs.cerebras.ai/support/rate-limits).
-func chargesUpFront(r *config.Route) bool {
-	return r.Provider != nil && r.Provider.Flavor == "cerebras"
+// charge is how a route's provider counts a call against its token
+// limits.
+type charge uint8
+
+const (
+	// chargeAnswer: the prompt and the answer, as the provider reports
+	// them.
+	chargeAnswer charge = iota
+	// chargeUpFront: the prompt and max_tokens, whatever the answer then
+	// costs: Cerebras ("we estimate the total tokens the request will
+	// consume by ... adding either the max_completion_tokens parameter or
+	// an analyzed estimate for an upper bound of the output tokens",
+	// https://inference-docs.cerebras.ai/support/rate-limits).
+	chargeUpFront
+	// chargeInput: the prompt alone: Gemini's free tier limits input
+	// tokens a minute (its 429 names the quota metric
+	// generate_content_free_tier_input_token_count; the published limits
+	// are RPM, RPD and input TPM, docs/PROVIDERS.md, "Gemini"). A
+	// reservation there holds no room for an answer, which would cost
+	// Gemma, bound by its 15,000 tokens a minute, the calls an answer's
+	// room is worth.
+	chargeInput
+)
+
+// chargeOf returns how route r's provider counts a call.
+func chargeOf(r *config.Route) charge {
+	if r.Provider == nil {
+		return chargeAnswer
+	}
+	switch r.Provider.Flavor {
+	case "cerebras":
+		return chargeUpFront
+	case "gemini":
+		return chargeInput
+	}
+	return chargeAnswer
+}
+
+// Reserved returns the tokens a reservation on route r counts for a
+// request whose prompt and answer Sizes counted: both, or the prompt alone
+// where the provider's token limits count input alone (Gemini).
+func Reserved(r *config.Route, prompt, output int) int {
+	if r != nil && chargeOf(r) == chargeInput {
+		return clampTokens(prompt)
+	}
+	return AddTokens(prompt, output)
 }
 
 // admitsByMaxTokens reports whether route r's provider admits a request of
 // maxTokens by its prompt and max_tokens: Cerebras, which charges so
-// (chargesUpFront), whatever maxTokens, and Groq, which reserves a
+// (chargeUpFront), whatever maxTokens, and Groq, which reserves a
 // request's prompt and max_tokens when it arrives and counts the answer
 // once written ("the reservation is set by prompt + max_tokens against an
 // 8000 TPM rolling window",

@@ -252,3 +252,33 @@ func (b *Book) promptTokens(est int, r *config.Route) int {
 	in, _ := b.Sizes(est, 0, r)
 	return in
 }
+
+// TestInputAloneOnGemini: Gemini's token limits count input alone, so a
+// reservation there counts a request's prompt, not its answer, and settles
+// at the prompt the provider counted: 15,000 tokens a minute take fifteen
+// prompts of 1,000, not ten of 1,000 and 500.
+func TestInputAloneOnGemini(t *testing.T) {
+	b, _, _ := newTestBook(t0)
+	p := testProvider("gemini", config.Limits{}, utcMidnight)
+	r := testRoute("gemini/gemma-3-27b-it", p, config.Limits{TPM: 15000})
+	if got := Reserved(r, 1000, 500); got != 1000 {
+		t.Errorf("gemini: a request of 1,000 prompt tokens and 500 of answer reserves %d, want 1000", got)
+	}
+	if got := Reserved(testRoute("groq/m", testProvider("groq", config.Limits{}, utcMidnight), config.Limits{}), 1000, 500); got != 1500 {
+		t.Errorf("groq: a request of 1,000 prompt tokens and 500 of answer reserves %d, want 1500", got)
+	}
+	var res *Reservation
+	for i := range 15 {
+		var err error
+		if res, err = b.Reserve(context.Background(), r, Reserved(r, 1000, 500), 0); err != nil {
+			t.Fatalf("reservation %d of 1,000 input tokens under 15,000: %v", i+1, err)
+		}
+	}
+	if _, err := b.Reserve(context.Background(), r, Reserved(r, 1000, 500), 0); err == nil {
+		t.Error("a 16th reservation of 1,000 input tokens under 15,000 passed")
+	}
+	res.Output = 500
+	if got := res.Charged(980, 420); got != 980 {
+		t.Errorf("gemini: a call of 980 prompt tokens answered in 420 charged %d, want 980", got)
+	}
+}

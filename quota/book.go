@@ -127,10 +127,9 @@ type Reservation struct {
 	// not the six spends' copy (issue 18, item 2).
 	tmpl    *spendTmpl
 	settled atomic.Bool
-	// upFront marks a route whose provider charges a request its prompt
-	// and max_tokens when it arrives, whatever the answer then costs
-	// (chargesUpFront): see Charged.
-	upFront bool
+	// charge is how the route's provider counts the call (chargeOf):
+	// see Charged.
+	charge charge
 	// prev, next and open link the reservation into its Book's ledger
 	// while it is in flight (inflight.go); the ledger's lock guards them.
 	prev, next *Reservation
@@ -138,10 +137,11 @@ type Reservation struct {
 }
 
 // Charged is what the provider counted for res's call, which reported
-// prompt and completion tokens: both, or on a provider that charges a
-// request its max_tokens when it arrives (chargesUpFront) the prompt and
+// prompt and completion tokens: both; on a provider that charges a
+// request its max_tokens when it arrives (chargeUpFront) the prompt and
 // the answer tokens reserved (Output: max_tokens), whatever the answer
-// cost. Settled with the answer alone, such a count would fall below the
+// cost; on one that counts input alone (chargeInput), the prompt. Settled
+// with the answer alone, an up-front count would fall below the
 // provider's, the next response's headers would raise it again in the
 // current slot, and that raise would hold a minute's room for a whole
 // minute: Cerebras, bound by its 60,000 tokens a minute, answered 254 where
@@ -151,8 +151,13 @@ type Reservation struct {
 // route's longest, or 1,024): the provider's own estimate is unknown, and
 // that errs on the side of its limit.
 func (res *Reservation) Charged(prompt, completion int) int {
-	if res != nil && res.upFront && res.Output > 0 {
-		return prompt + res.Output
+	if res != nil {
+		switch {
+		case res.charge == chargeUpFront && res.Output > 0:
+			return prompt + res.Output
+		case res.charge == chargeInput:
+			return prompt
+		}
 	}
 	return prompt + completion
 }
@@ -338,7 +343,7 @@ func (b *Book) reserve(ctx context.Context, r *config.Route, tokens int, margin 
 	// In flight before the store counts it: an Observe meanwhile then
 	// counts it twice (high, and set right by the next response) rather
 	// than not at all.
-	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, tmpl: t, upFront: chargesUpFront(r)}
+	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, tmpl: t, charge: chargeOf(r)}
 	b.ledger.opened(res)
 	var spends []state.Spend
 	var failed int

@@ -128,7 +128,7 @@ func (b *Book) ReserveProbe(r *config.Route, tokens int) *Reservation {
 	}
 	tokens = clampTokens(tokens)
 	t := b.template(r, 0, now)
-	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, tmpl: t, upFront: chargesUpFront(r)}
+	res := &Reservation{Route: r.ID, Tokens: tokens, At: now, tmpl: t, charge: chargeOf(r)}
 	buf := addBufs.Get().(*addBuf)
 	defer addBufs.Put(buf)
 	spends := res.appendSpends(buf[:0])

@@ -130,7 +130,7 @@ func (w *walk) probeEdge() bool {
 		est = quota.Estimate(fitted)
 	}
 	out := quota.ExpectedOutput(fitted.MaxTokens, rt)
-	res := eb.ReserveProbe(rt, quota.AddTokens(est, out))
+	res := eb.ReserveProbe(rt, quota.Reserved(rt, est, out))
 	if res != nil {
 		res.Prompt, res.Output = est, out
 	}

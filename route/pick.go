@@ -87,7 +87,7 @@ func (w *walk) pickRoute(rt *config.Route, req *llm.Request, est int, hedge bool
 		est = quota.Estimate(fitted)
 	}
 	in, out := w.r.sizes(est, fitted.MaxTokens, rt)
-	tokens := quota.AddTokens(in, out)
+	tokens := quota.Reserved(rt, in, out)
 	if w.spent != nil {
 		// A window the budget knows is spent: no Reserve, no Store call.
 		if limit, until, ok := w.spent.Spent(rt, tokens, w.ch.Margin, now); ok {

@@ -149,8 +149,8 @@ type Options struct {
 // Pacer paces a chain's day-capped routes; *pace.Pacer implements it. Its
 // calls are on the request path: none may wait for a store.
 type Pacer interface {
-	// Arrived counts a request asking ch, of about tokens.
-	Arrived(ch *config.Chain, tokens int)
+	// Arrived counts a request asking ch, of about tokens, prompt of them.
+	Arrived(ch *config.Chain, prompt, tokens int)
 	// Order returns order with the routes ahead of their pace moved
 	// after the others.
 	// tokens is the request's, prompt and answer.

@@ -109,7 +109,7 @@ func (r *Router) newWalk(ctx context.Context, ch *config.Chain, id string, req *
 			_, out = r.sizes(w.est, w.req.MaxTokens, w.order[0])
 		}
 		tokens := quota.AddTokens(w.est, out)
-		r.pacer.Arrived(ch, tokens)
+		r.pacer.Arrived(ch, w.est, tokens)
 		w.order = r.pacer.Order(ch, w.order, tokens)
 	}
 	w.loadRests(ctx)

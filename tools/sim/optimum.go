@@ -24,7 +24,9 @@ const PolicyOptimum = "optimum (bound)"
 //
 // where a node's capacity is its requests limit, and its token limit
 // turned into a count: the most of the questions that could land there
-// whose tokens fit under it, the cheapest first.
+// whose tokens fit under it, the cheapest first, a question's tokens
+// counted as its provider counts them (chargeOn: the prompt alone on
+// Gemini, whose limits count input tokens).
 //
 // Why it is an upper bound: take any schedule the emulator accepts and
 // send one unit from each question it answered, along the minute (counted
@@ -58,9 +60,18 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 			tierOf[p.Provider.Name+"/"+m.ID] = tier{flavor: p.Provider.Flavor, acct: p.Provider.Name, model: m.Limits, account: p.Provider.Limits}
 		}
 	}
-	cost := make([]int, len(tr))
-	for i, a := range tr {
-		cost[i] = tokens(a)
+	// A question's tokens as each flavor charges them (chargeOn).
+	costs := map[string][]int{}
+	costOf := func(flavor string) []int {
+		if c, ok := costs[flavor]; ok {
+			return c
+		}
+		c := make([]int, len(tr))
+		for i, a := range tr {
+			c[i] = chargeOn(flavor, a)
+		}
+		costs[flavor] = c
+		return c
 	}
 	slotOf := func(t time.Duration) int { return int(t / time.Minute) }
 	slotStart := func(s int) time.Time { return start.Add(time.Duration(s) * time.Minute) }
@@ -92,7 +103,7 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 		// witness tries the chain's routes in order.
 		for _, id := range slices.Backward(routes) {
 			t, ok := tierOf[id]
-			if !ok || !fits(t.model, cost[q]) || !fits(t.account, cost[q]) {
+			if !ok || !fits(t.model, costOf(t.flavor)[q]) || !fits(t.account, costOf(t.flavor)[q]) {
 				continue
 			}
 			for s := first; s <= last; s++ {
@@ -106,12 +117,13 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 		}
 	}
 	unlimited := len(tr) + 1
-	capOf := func(k key, requests, tokenLimit int) int {
+	capOf := func(k key, flavor string, requests, tokenLimit int) int {
 		c := unlimited
 		if requests > 0 {
 			c = requests
 		}
 		if tokenLimit > 0 {
+			cost := costOf(flavor)
 			cs := make([]int, 0, len(members[k]))
 			for _, q := range members[k] {
 				cs = append(cs, cost[q])
@@ -146,7 +158,7 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 		var c, up int
 		switch level {
 		case "route-minute":
-			c = capOf(k, t.model.RPM, t.model.TPM)
+			c = capOf(k, t.flavor, t.model.RPM, t.model.TPM)
 			day := dayOf(t.flavor, start, slotStart(k.slot))
 			switch {
 			case minuteLimited(t.account) && !dayLimited(t.model):
@@ -159,19 +171,19 @@ func Optimum(tr []Arrival, start time.Time, deadline time.Duration, routes []str
 				up = sink
 			}
 		case "account-minute":
-			c = capOf(k, t.account.RPM, t.account.TPM)
+			c = capOf(k, t.flavor, t.account.RPM, t.account.TPM)
 			up = sink
 			if dayLimited(t.account) {
 				up = chainTo(key{who: t.acct, slot: dayOf(t.flavor, start, slotStart(k.slot)), day: true}, t, "account-day")
 			}
 		case "route-day":
-			c = capOf(k, t.model.RPD, t.model.TPD)
+			c = capOf(k, t.flavor, t.model.RPD, t.model.TPD)
 			up = sink
 			if dayLimited(t.account) {
 				up = chainTo(key{who: t.acct, slot: k.slot, day: true}, t, "account-day")
 			}
 		case "account-day":
-			c = capOf(k, t.account.RPD, t.account.TPD)
+			c = capOf(k, t.flavor, t.account.RPD, t.account.TPD)
 			up = sink
 		}
 		g.edge(n, up, c)

@@ -604,14 +604,28 @@ func question(a Arrival) *llm.Request {
 // text to a prompt (Gemma's system message folded into the user's), never
 // take any away, so this is never more than the charge.
 func tokens(a Arrival) int {
-	req := question(a)
-	n := 0
-	for _, m := range req.Messages {
-		n += len(m.Content)
-	}
 	ans := len(answerText)
 	if a.Answer > 0 {
 		ans = 4 * a.Answer
 	}
-	return (n+3)/4 + (ans+3)/4
+	return promptTokens(a) + (ans+3)/4
+}
+
+// promptTokens is a's prompt as the emulator counts it, tokens' first part.
+func promptTokens(a Arrival) int {
+	n := 0
+	for _, m := range question(a).Messages {
+		n += len(m.Content)
+	}
+	return (n + 3) / 4
+}
+
+// chargeOn is what the emulator charges for answering a on a route of
+// flavor: tokens, but on Gemini, whose limits count input tokens alone,
+// the prompt.
+func chargeOn(flavor string, a Arrival) int {
+	if flavor == emulator.FlavorGemini {
+		return promptTokens(a)
+	}
+	return tokens(a)
 }
