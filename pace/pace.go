@@ -66,8 +66,8 @@ type Pacer struct {
 	lastFlush time.Time
 	// input is, by chain, the weighted mean share of a request's tokens
 	// that is its prompt (see routeTokens).
-	input map[string]float64
-	chains    sync.Map // chain name -> *chainState, read without a lock
+	input  map[string]float64
+	chains sync.Map // chain name -> *chainState, read without a lock
 
 	wg sync.WaitGroup
 }
