@@ -36,8 +36,8 @@ type edgeBudget interface {
 
 // edgeSlots remembers the budget slots probed: by route and window, the
 // end of the slot probed. A window's slot is the wait its budget named,
-// and at least a minute: a sliding minute's slots turn every five
-// seconds, and a probe every five seconds would be a loop's 429s.
+// and at least a minute: a sliding minute's slots turn every quarter
+// second, and a probe every quarter second would be a loop's 429s.
 type edgeSlots struct {
 	mu   sync.Mutex
 	seen map[edgeSlot]time.Time
