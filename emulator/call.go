@@ -393,9 +393,5 @@ func (c *call) countsInputOnly() bool {
 // not written yet. Without max_tokens the provider's own estimate is
 // unknown, and the emulator checks the answer.
 func (c *call) checksMaxTokens() bool {
-	switch c.prov.Flavor {
-	case FlavorCerebras, FlavorGroq:
-		return c.maxTokens > 0
-	}
-	return false
+	return c.chargesUpFront() || (c.prov.Flavor == FlavorGroq && c.maxTokens > 0)
 }

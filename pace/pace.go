@@ -90,7 +90,7 @@ func New(o Options) *Pacer {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	p := &Pacer{store: o.Store, budget: o.Budget, clock: o.Clock, pending: map[pendKey]*counts{}}
+	p := &Pacer{store: o.Store, budget: o.Budget, clock: o.Clock, pending: map[pendKey]*counts{}, input: map[string]float64{}}
 	p.later, _ = state.Find[state.Deferrer](o.Store)
 	p.lastFlush = o.Clock.Now()
 	return p
@@ -128,9 +128,6 @@ func (p *Pacer) Arrived(ch *config.Chain, prompt, tokens int) {
 	c.tok += int64(max(tokens, 0))
 	if tokens > 0 {
 		x := min(float64(max(prompt, 0))/float64(tokens), 1)
-		if p.input == nil {
-			p.input = map[string]float64{}
-		}
 		if m, ok := p.input[ch.Name]; ok {
 			x = m + inputWeight*(x-m)
 		}

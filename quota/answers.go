@@ -199,16 +199,10 @@ func Reserved(r *config.Route, prompt, output int) int {
 // reservation, by the route's answers' size, would count room the
 // provider does not give.
 func admitsByMaxTokens(r *config.Route, maxTokens int) bool {
-	if r.Provider == nil {
-		return false
-	}
-	switch r.Provider.Flavor {
-	case "cerebras":
+	if chargeOf(r) == chargeUpFront {
 		return true
-	case "groq":
-		return maxTokens > 0
 	}
-	return false
+	return r.Provider != nil && r.Provider.Flavor == "groq" && maxTokens > 0
 }
 
 func (b *Book) sizes(id string) *answerSizes {

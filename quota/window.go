@@ -36,8 +36,9 @@ import (
 // quarter second is slack enough for their difference. A Redis window
 // reads three keys whatever its slots (redisstore) and sums its slots again
 // once a slot, so a busy window costs the shared store a read of 241 keys
-// four times a second; a memstore counter sums its live slots, at most
-// 241, at each spend.
+// four times a second; a memstore counter keeps its window's sum, adds to
+// it at each spend, and sums its live slots again only when the window
+// moves or one of them expires.
 const (
 	minuteSlot   = 250 * time.Millisecond
 	minuteSlots  = 240
